@@ -1,0 +1,168 @@
+/*
+ * loom BTL: Open MPI glue around the loom transport engine.
+ */
+#ifndef MCA_BTL_LOOM_H
+#define MCA_BTL_LOOM_H
+
+#include "opal_config.h"
+
+#include "opal/class/opal_free_list.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+#include "loom/transport.h"
+
+BEGIN_C_DECLS
+
+#if BTL_VERSION != 310
+#error "loom implements BTL interface 3.1.0 (Open MPI 4.1.x) only"
+#endif
+
+/* Per-rail counters exported as MPI_T performance variables. */
+#define MCA_BTL_LOOM_PVAR_RAILS LOOM_MAX_RAILS
+
+typedef struct mca_btl_loom_component_t {
+    mca_btl_base_component_3_0_0_t super;
+
+    /* MCA parameters */
+    char *rails;              /* btl_loom_rails */
+    int   max_rails;          /* btl_loom_max_rails */
+    int   verbose;            /* btl_loom_verbose */
+    bool  force_connect_to_ep;/* btl_loom_connect_to_ep */
+    int   free_list_num;
+    int   free_list_max;
+    int   free_list_inc;
+
+    int   output;             /* opal_output stream */
+    struct mca_btl_loom_module_t *module;
+} mca_btl_loom_component_t;
+
+OPAL_MODULE_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
+
+typedef struct mca_btl_loom_module_t {
+    mca_btl_base_module_t super;
+    loom_engine_t        *engine;
+    opal_free_list_t      frags;      /* send fragments of eager size */
+    size_t                key_size;   /* bytes of a registration handle's key */
+    mca_btl_base_module_error_cb_fn_t error_cb;
+    struct mca_btl_base_endpoint_t *endpoints;
+} mca_btl_loom_module_t;
+
+extern mca_btl_loom_module_t mca_btl_loom_module_template;
+
+struct mca_btl_base_endpoint_t {
+    opal_proc_t *proc;
+    loom_peer_t *peer;
+    /* all endpoints of the module, freed at finalize if not deleted before */
+    struct mca_btl_base_endpoint_t *next;
+    struct mca_btl_base_endpoint_t *prev;
+};
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+
+/* A send fragment: descriptor, its one segment and room for the payload. */
+typedef struct mca_btl_loom_frag_t {
+    mca_btl_base_descriptor_t base;
+    mca_btl_base_segment_t    segment;
+    struct mca_btl_base_endpoint_t *endpoint;
+    mca_btl_loom_module_t    *module;
+    loom_op_t                 op;
+    struct iovec              iov;
+    uint8_t                   tag;
+    uint8_t                  *data;   /* eager_limit bytes follow the struct */
+} mca_btl_loom_frag_t;
+OBJ_CLASS_DECLARATION(mca_btl_loom_frag_t);
+
+/* Registration handle: the packed loom key, preceded by our region. */
+typedef struct mca_btl_loom_reg_t {
+    loom_region_t *region;
+    uint8_t key[];
+} mca_btl_loom_reg_t;
+
+struct mca_btl_base_registration_handle_t {
+    uint8_t key[1]; /* loom_key_size() bytes */
+};
+
+/* An RDMA operation in flight. */
+typedef struct mca_btl_loom_rdma_t {
+    opal_free_list_item_t super;
+    loom_op_t             op;
+    mca_btl_loom_module_t *module;
+    struct mca_btl_base_endpoint_t *endpoint;
+    void                 *local_address;
+    mca_btl_base_registration_handle_t *local_handle;
+    mca_btl_base_rdma_completion_fn_t cbfunc;
+    void                 *cbcontext;
+    void                 *cbdata;
+} mca_btl_loom_rdma_t;
+
+/* component */
+int  mca_btl_loom_params_register(void);
+int  mca_btl_loom_pvars_register(loom_engine_t *engine);
+void mca_btl_loom_pvars_release(void);
+int  mca_btl_loom_check_runtime_version(void);
+
+/* module */
+int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engine);
+int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                           struct opal_proc_t **procs,
+                           struct mca_btl_base_endpoint_t **peers,
+                           opal_bitmap_t *reachable);
+int mca_btl_loom_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                           struct opal_proc_t **procs,
+                           struct mca_btl_base_endpoint_t **peers);
+int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl);
+int mca_btl_loom_flush(struct mca_btl_base_module_t *btl,
+                       struct mca_btl_base_endpoint_t *endpoint);
+int mca_btl_loom_register_error(struct mca_btl_base_module_t *btl,
+                                mca_btl_base_module_error_cb_fn_t cbfunc);
+
+/* send path */
+void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length);
+mca_btl_base_descriptor_t *mca_btl_loom_alloc(struct mca_btl_base_module_t *btl,
+                                              struct mca_btl_base_endpoint_t *endpoint,
+                                              uint8_t order, size_t size, uint32_t flags);
+int mca_btl_loom_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+mca_btl_base_descriptor_t *mca_btl_loom_prepare_src(struct mca_btl_base_module_t *btl,
+                                                    struct mca_btl_base_endpoint_t *endpoint,
+                                                    struct opal_convertor_t *convertor,
+                                                    uint8_t order, size_t reserve,
+                                                    size_t *size, uint32_t flags);
+int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
+                      struct mca_btl_base_endpoint_t *endpoint,
+                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
+int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
+                       struct mca_btl_base_endpoint_t *endpoint,
+                       struct opal_convertor_t *convertor, void *header, size_t header_size,
+                       size_t payload_size, uint8_t order, uint32_t flags,
+                       mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor);
+
+/* RDMA */
+struct mca_btl_base_registration_handle_t *
+mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
+                          struct mca_btl_base_endpoint_t *endpoint, void *base, size_t size,
+                          uint32_t flags);
+int mca_btl_loom_deregister_mem(struct mca_btl_base_module_t *btl,
+                                struct mca_btl_base_registration_handle_t *handle);
+int mca_btl_loom_put(struct mca_btl_base_module_t *btl,
+                     struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                     uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata);
+int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
+                     struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                     uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata);
+
+int mca_btl_loom_rc_to_opal(int rc);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * loom BTL component: registration, open/close, init and progress.
+ */
+#include "btl_loom.h"
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/runtime/opal.h"
+#include "opal/util/proc.h"
+#include "opal/util/show_help.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int mca_btl_loom_component_register(void);
+static int mca_btl_loom_component_open(void);
+static int mca_btl_loom_component_close(void);
+static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
+                                                           bool enable_progress_threads,
+                                                           bool enable_mpi_threads);
+static int mca_btl_loom_component_progress(void);
+
+mca_btl_loom_component_t mca_btl_loom_component = {
+    .super = {
+        .btl_version = {
+            MCA_BTL_DEFAULT_VERSION("loom"),
+            .mca_open_component     = mca_btl_loom_component_open,
+            .mca_close_component    = mca_btl_loom_component_close,
+            .mca_register_component_params = mca_btl_loom_component_register,
+        },
+        .btl_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+        .btl_init     = mca_btl_loom_component_init,
+        .btl_progress = mca_btl_loom_component_progress,
+    },
+};
+
+int mca_btl_loom_check_runtime_version(void)
+{
+    char built[32];
+
+    /* BTL 3.1.0 is the interface of the Open MPI 4.1 series: refuse others. */
+    snprintf(built, sizeof(built), "%d.%d.", OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION);
+    if (0 != strncmp(opal_version_string, built, strlen(built))) {
+        opal_output(0, "btl loom: built for Open MPI %s (BTL interface 3.1.0) but "
+                    "loaded into Open MPI %s; rebuild loom against this Open MPI. "
+                    "loom disabled.", OPAL_VERSION, opal_version_string);
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int mca_btl_loom_component_register(void)
+{
+    return mca_btl_loom_params_register();
+}
+
+static int mca_btl_loom_component_open(void)
+{
+    int rc = mca_btl_loom_check_runtime_version();
+
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    mca_btl_loom_component.output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_btl_loom_component.output,
+                              mca_btl_loom_component.verbose);
+    mca_btl_loom_component.module = NULL;
+    return OPAL_SUCCESS;
+}
+
+static int mca_btl_loom_component_close(void)
+{
+    if (mca_btl_loom_component.output > 0) {
+        opal_output_close(mca_btl_loom_component.output);
+        mca_btl_loom_component.output = -1;
+    }
+    return OPAL_SUCCESS;
+}
+
+static void mca_btl_loom_log(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    if (LOOM_LOG_ERROR == level) {
+        opal_output(0, "btl loom (%s): error: %s", opal_process_info.nodename, msg);
+    } else if (LOOM_LOG_WARN == level) {
+        opal_output(0, "btl loom (%s): warning: %s", opal_process_info.nodename, msg);
+    } else {
+        opal_output_verbose(level * 10, mca_btl_loom_component.output, "btl loom: %s", msg);
+    }
+}
+
+static uint64_t mca_btl_loom_my_name(void)
+{
+    opal_process_name_t name = OPAL_PROC_MY_NAME;
+    uint64_t value = ((uint64_t)name.jobid << 32) | name.vpid;
+
+    /* 0 is reserved by the engine; a jobid is never 0 for an MPI process. */
+    return value ? value : UINT64_C(1) << 63;
+}
+
+static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
+                                                           bool enable_progress_threads,
+                                                           bool enable_mpi_threads)
+{
+    mca_btl_loom_module_t *module;
+    mca_btl_base_module_t **btls;
+    loom_engine_config_t config;
+    loom_engine_t *engine;
+    void *blob;
+    size_t blob_len;
+    int rc;
+
+    (void)enable_progress_threads;
+    *num_btls = 0;
+    if (enable_mpi_threads) {
+        opal_output_verbose(1, mca_btl_loom_component.output,
+                            "btl loom: MPI_THREAD_MULTIPLE is not supported yet; disabled");
+        return NULL;
+    }
+    memset(&config, 0, sizeof(config));
+    config.rails               = mca_btl_loom_component.rails;
+    config.max_rails           = mca_btl_loom_component.max_rails;
+    config.name                = mca_btl_loom_my_name();
+    config.force_connect_to_ep = mca_btl_loom_component.force_connect_to_ep;
+    config.recv_cb             = mca_btl_loom_recv;
+    config.log_cb              = mca_btl_loom_log;
+    config.verbose             = mca_btl_loom_component.verbose;
+    rc = loom_engine_create(&config, &engine);
+    if (LOOM_OK != rc) {
+        opal_output(0, "btl loom: cannot open the rails given by btl_loom_rails=%s: %s; "
+                    "loom disabled", mca_btl_loom_component.rails, loom_strerror(rc));
+        return NULL;
+    }
+
+    module = calloc(1, sizeof(*module));
+    btls   = calloc(1, sizeof(*btls));
+    if (NULL == module || NULL == btls) {
+        goto err;
+    }
+    *module = mca_btl_loom_module_template;
+    if (OPAL_SUCCESS != mca_btl_loom_module_init(module, engine)) {
+        goto err;
+    }
+    loom_engine_address(engine, &blob, &blob_len);
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_loom_component.super.btl_version,
+                    blob, blob_len);
+    if (OPAL_SUCCESS != rc) {
+        opal_output(0, "btl loom: cannot publish rail addresses: %d", rc);
+        goto err;
+    }
+    (void)mca_btl_loom_pvars_register(engine);
+    mca_btl_loom_component.module = module;
+    btls[0] = &module->super;
+    *num_btls = 1;
+    return btls;
+
+err:
+    if (NULL != module && NULL != module->engine) {
+        OBJ_DESTRUCT(&module->frags);
+    }
+    free(module);
+    free(btls);
+    loom_engine_destroy(engine);
+    return NULL;
+}
+
+static int mca_btl_loom_component_progress(void)
+{
+    mca_btl_loom_module_t *module = mca_btl_loom_component.module;
+
+    return (NULL != module) ? loom_engine_progress(module->engine) : 0;
+}

@@ -1,0 +1,263 @@
+/*
+ * loom BTL module: limits, peers (add/del procs), flush and finalize.
+ */
+#include "btl_loom.h"
+
+#include "opal/class/opal_bitmap.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/proc.h"
+
+#include <string.h>
+
+mca_btl_loom_module_t mca_btl_loom_module_template = {
+    .super = {
+        .btl_component      = &mca_btl_loom_component.super,
+        .btl_add_procs      = mca_btl_loom_add_procs,
+        .btl_del_procs      = mca_btl_loom_del_procs,
+        .btl_finalize       = mca_btl_loom_finalize,
+        .btl_alloc          = mca_btl_loom_alloc,
+        .btl_free           = mca_btl_loom_free,
+        .btl_prepare_src    = mca_btl_loom_prepare_src,
+        .btl_send           = mca_btl_loom_send,
+        .btl_sendi          = mca_btl_loom_sendi,
+        .btl_put            = mca_btl_loom_put,
+        .btl_get            = mca_btl_loom_get,
+        .btl_register_mem   = mca_btl_loom_register_mem,
+        .btl_deregister_mem = mca_btl_loom_deregister_mem,
+        .btl_register_error = mca_btl_loom_register_error,
+        .btl_flush          = mca_btl_loom_flush,
+    },
+};
+
+int mca_btl_loom_rc_to_opal(int rc)
+{
+    switch (rc) {
+    case LOOM_OK:
+    case LOOM_INPROGRESS:    return OPAL_SUCCESS;
+    case LOOM_ERR_AGAIN:     return OPAL_ERR_OUT_OF_RESOURCE;
+    case LOOM_ERR_NOMEM:     return OPAL_ERR_OUT_OF_RESOURCE;
+    case LOOM_ERR_INVALID:   return OPAL_ERR_BAD_PARAM;
+    case LOOM_ERR_UNREACH:   return OPAL_ERR_UNREACH;
+    case LOOM_ERR_NOT_FOUND: return OPAL_ERR_NOT_FOUND;
+    default:                 return OPAL_ERROR;
+    }
+}
+
+/* A size limit: derived from the rails unless the user set one, which must fit. */
+static int mca_btl_loom_limit(const char *name, size_t *value, size_t rail_max)
+{
+    if (0 == *value) {
+        *value = rail_max;
+    } else if (*value > rail_max) {
+        opal_output(0, "btl loom: MCA parameter btl_loom_%s=%zu exceeds what the rails "
+                    "carry in one message (%zu bytes)", name, *value, rail_max);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engine)
+{
+    mca_btl_base_module_t *btl = &module->super;
+    size_t am_max = loom_engine_am_max(engine), rdma_max = loom_engine_rdma_max(engine);
+    double bandwidth = 0, latency = 0;
+    int rail, rc;
+
+    module->engine   = engine;
+    module->key_size = loom_key_size(engine);
+    rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, am_max);
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_btl_loom_limit("max_send_size", &btl->btl_max_send_size, am_max);
+    }
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 == btl->btl_rndv_eager_limit || btl->btl_rndv_eager_limit > btl->btl_eager_limit) {
+        btl->btl_rndv_eager_limit = btl->btl_eager_limit;
+    }
+    if (0 == btl->btl_rdma_pipeline_frag_size || btl->btl_rdma_pipeline_frag_size > rdma_max) {
+        btl->btl_rdma_pipeline_frag_size = rdma_max;
+    }
+    if (0 == btl->btl_rdma_pipeline_send_length) {
+        btl->btl_rdma_pipeline_send_length = btl->btl_max_send_size;
+    }
+    if (0 == btl->btl_min_rdma_pipeline_size) {
+        btl->btl_min_rdma_pipeline_size = btl->btl_eager_limit;
+    }
+    /* UCT's estimates, summed over the rails for bandwidth (Mb/s as ob1 weighs
+     * BTLs), worst rail for latency (us). */
+    for (rail = 0; rail < loom_engine_rail_count(engine); ++rail) {
+        const loom_rail_info_t *info = loom_engine_rail_info(engine, rail);
+        bandwidth += info->bandwidth_mbs * 8;
+        if (info->latency_us > latency) {
+            latency = info->latency_us;
+        }
+    }
+    if (0 == btl->btl_bandwidth) {
+        btl->btl_bandwidth = (uint32_t)(bandwidth > 1 ? bandwidth : 1);
+    }
+    if (0 == btl->btl_latency) {
+        btl->btl_latency = (uint32_t)(latency > 1 ? latency : 1);
+    }
+    btl->btl_registration_handle_size = module->key_size;
+    btl->btl_get_limit                = rdma_max;
+    btl->btl_put_limit                = rdma_max;
+    btl->btl_get_alignment            = 0;
+    btl->btl_put_alignment            = 0;
+    /* Get by push names our buffer to its owner: it must be registered. */
+    btl->btl_get_local_registration_threshold = 0;
+    btl->btl_put_local_registration_threshold = 0;
+
+    OBJ_CONSTRUCT(&module->frags, opal_free_list_t);
+    rc = opal_free_list_init(&module->frags, sizeof(mca_btl_loom_frag_t) +
+                             btl->btl_max_send_size, opal_cache_line_size,
+                             OBJ_CLASS(mca_btl_loom_frag_t), 0, opal_cache_line_size,
+                             mca_btl_loom_component.free_list_num,
+                             mca_btl_loom_component.free_list_max,
+                             mca_btl_loom_component.free_list_inc, NULL, 0, NULL, NULL,
+                             NULL);
+    if (OPAL_SUCCESS != rc) {
+        OBJ_DESTRUCT(&module->frags);
+        module->engine = NULL;
+        return rc;
+    }
+    opal_output_verbose(20, mca_btl_loom_component.output, "btl loom: %d rail(s), eager "
+                        "limit %zu, max send %zu, rdma limit %zu, bandwidth %u, latency %u",
+                        loom_engine_rail_count(engine), btl->btl_eager_limit,
+                        btl->btl_max_send_size, rdma_max, btl->btl_bandwidth,
+                        btl->btl_latency);
+    return OPAL_SUCCESS;
+}
+
+static struct mca_btl_base_endpoint_t *mca_btl_loom_endpoint_create(
+    mca_btl_loom_module_t *module, opal_proc_t *proc)
+{
+    struct mca_btl_base_endpoint_t *endpoint;
+    size_t size = 0;
+    void *blob = NULL;
+    int rc;
+
+    OPAL_MODEX_RECV(rc, &mca_btl_loom_component.super.btl_version, &proc->proc_name,
+                    &blob, &size);
+    if (OPAL_SUCCESS != rc) {
+        /* The peer runs without loom: not reachable by us, not an error. */
+        return NULL;
+    }
+    endpoint = calloc(1, sizeof(*endpoint));
+    if (NULL == endpoint) {
+        free(blob);
+        return NULL;
+    }
+    endpoint->proc = proc;
+    rc = loom_peer_connect(module->engine, blob, size, &endpoint->peer);
+    free(blob);
+    if (LOOM_OK != rc) {
+        opal_output(0, "btl loom: cannot connect to %s on %s: %s",
+                    OPAL_NAME_PRINT(proc->proc_name),
+                    NULL != proc->proc_hostname ? proc->proc_hostname : "unknown host",
+                    loom_strerror(rc));
+        free(endpoint);
+        return NULL;
+    }
+    endpoint->next = module->endpoints;
+    if (NULL != module->endpoints) {
+        module->endpoints->prev = endpoint;
+    }
+    module->endpoints = endpoint;
+    return endpoint;
+}
+
+static void mca_btl_loom_endpoint_destroy(mca_btl_loom_module_t *module,
+                                          struct mca_btl_base_endpoint_t *endpoint)
+{
+    if (NULL != endpoint->prev) {
+        endpoint->prev->next = endpoint->next;
+    } else {
+        module->endpoints = endpoint->next;
+    }
+    if (NULL != endpoint->next) {
+        endpoint->next->prev = endpoint->prev;
+    }
+    loom_peer_disconnect(endpoint->peer);
+    free(endpoint);
+}
+
+int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                           struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                           opal_bitmap_t *reachable)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    size_t i;
+
+    for (i = 0; i < nprocs; ++i) {
+        if (procs[i] == opal_proc_local_get()) {
+            continue; /* btl self handles that */
+        }
+        if (NULL != peers[i]) {
+            continue; /* already added */
+        }
+        peers[i] = mca_btl_loom_endpoint_create(module, procs[i]);
+        if (NULL != peers[i] && NULL != reachable) {
+            opal_bitmap_set_bit(reachable, (int)i);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                           struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    size_t i;
+
+    (void)procs;
+    for (i = 0; i < nprocs; ++i) {
+        struct mca_btl_base_endpoint_t *endpoint = module->endpoints;
+
+        /* bml may hand the same endpoint twice (send and RDMA lists): only
+         * destroy what is still ours, without touching the pointer before. */
+        while (NULL != endpoint && endpoint != peers[i]) {
+            endpoint = endpoint->next;
+        }
+        if (NULL != endpoint) {
+            mca_btl_loom_endpoint_destroy(module, endpoint);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_flush(struct mca_btl_base_module_t *btl,
+                       struct mca_btl_base_endpoint_t *endpoint)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+
+    if (NULL != endpoint) {
+        return mca_btl_loom_rc_to_opal(loom_peer_flush(endpoint->peer));
+    }
+    while (loom_engine_outstanding(module->engine) > 0) {
+        loom_engine_progress(module->engine);
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_register_error(struct mca_btl_base_module_t *btl,
+                                mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+    ((mca_btl_loom_module_t *)btl)->error_cb = cbfunc;
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+
+    mca_btl_loom_pvars_release();
+    while (NULL != module->endpoints) {
+        mca_btl_loom_endpoint_destroy(module, module->endpoints);
+    }
+    mca_btl_loom_component.module = NULL;
+    loom_engine_destroy(module->engine);
+    OBJ_DESTRUCT(&module->frags);
+    free(module);
+    return OPAL_SUCCESS;
+}

@@ -1,0 +1,109 @@
+/*
+ * loom's MCA parameters.  Every one is visible with
+ * `ompi_info --param btl loom --level 9`; bad values are refused by name.
+ */
+#include "btl_loom.h"
+
+#include <string.h>
+
+static char *mca_btl_loom_rails_default = "auto";
+
+static int mca_btl_loom_reg_int(const char *name, const char *desc, int level, int *storage)
+{
+    return mca_base_component_var_register(&mca_btl_loom_component.super.btl_version, name,
+                                           desc, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+/* Refuse a value outside [min, max], naming the parameter. */
+static int mca_btl_loom_check_range(const char *name, int value, int min, int max)
+{
+    if (value < min || value > max) {
+        opal_output(0, "btl loom: invalid value %d for MCA parameter btl_loom_%s: must be "
+                    "between %d and %d", value, name, min, max);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_params_register(void)
+{
+    mca_btl_loom_component_t *c = &mca_btl_loom_component;
+    mca_btl_base_module_t *m = &mca_btl_loom_module_template.super;
+    int rc = OPAL_SUCCESS;
+
+    c->rails = mca_btl_loom_rails_default;
+    (void)mca_base_component_var_register(&c->super.btl_version, "rails",
+        "Rails (UCT interfaces) loom drives, as a comma separated list of "
+        "transport:device, e.g. \"tcp:lo\", \"tcp:eth1,tcp:eth2\" or "
+        "\"rc_verbs:rxe0:1,rc_verbs:rxe1:1\" (list them with `ucx_info -d`). Every "
+        "process of a job must name the same transports in the same order. \"auto\" "
+        "takes RDMA transports (rc_mlx5, dc_mlx5, rc_verbs) first, then TCP devices, "
+        "never loopback or shared memory, preferring devices near the process, up to "
+        "btl_loom_max_rails",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->rails);
+
+    c->max_rails = 4;
+    mca_btl_loom_reg_int("max_rails", "Largest number of rails btl_loom_rails=auto "
+                         "selects (1-8)", OPAL_INFO_LVL_5, &c->max_rails);
+
+    c->verbose = 0;
+    mca_btl_loom_reg_int("verbose", "Verbosity of loom's diagnostics: 0 errors and "
+                         "warnings only, 20 rail choices and set-up, 30 debug (0-100)",
+                         OPAL_INFO_LVL_9, &c->verbose);
+
+    c->force_connect_to_ep = false;
+    (void)mca_base_component_var_register(&c->super.btl_version, "connect_to_ep",
+        "Connect rails endpoint to endpoint (addresses exchanged over loom's own "
+        "messages) even where the transport can connect to interfaces; for testing the "
+        "path that connect-to-ep transports such as rc_verbs always take",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->force_connect_to_ep);
+
+    c->free_list_num = 8;
+    mca_btl_loom_reg_int("free_list_num", "Send fragments allocated at start-up (>= 0)",
+                         OPAL_INFO_LVL_9, &c->free_list_num);
+    c->free_list_max = -1;
+    mca_btl_loom_reg_int("free_list_max", "Most send fragments ever allocated (-1: no "
+                         "limit)", OPAL_INFO_LVL_9, &c->free_list_max);
+    c->free_list_inc = 32;
+    mca_btl_loom_reg_int("free_list_inc", "Send fragments allocated at a time when "
+                         "more are needed (>= 1)", OPAL_INFO_LVL_9, &c->free_list_inc);
+
+    /* The generic BTL parameters: 0 for eager_limit, max_send_size, latency and
+     * bandwidth means "derive from the rails" at init. */
+    m->btl_exclusivity       = MCA_BTL_EXCLUSIVITY_DEFAULT;
+    m->btl_eager_limit       = 0;
+    m->btl_rndv_eager_limit  = 0;
+    m->btl_max_send_size     = 0;
+    m->btl_rdma_pipeline_send_length = 0;
+    m->btl_rdma_pipeline_frag_size   = 0;
+    m->btl_min_rdma_pipeline_size    = 0;
+    m->btl_latency           = 0;
+    m->btl_bandwidth         = 0;
+    m->btl_flags             = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |
+                               MCA_BTL_FLAGS_SEND_INPLACE;
+    rc = mca_btl_base_param_register(&c->super.btl_version, m);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+
+    if (OPAL_SUCCESS != mca_btl_loom_check_range("max_rails", c->max_rails, 1,
+                                                 LOOM_MAX_RAILS) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("verbose", c->verbose, 0, 100) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("free_list_num", c->free_list_num, 0,
+                                                 1 << 20) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("free_list_max", c->free_list_max, -1,
+                                                 1 << 30) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("free_list_inc", c->free_list_inc, 1,
+                                                 1 << 20)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (NULL == c->rails || '\0' == c->rails[0]) {
+        opal_output(0, "btl loom: MCA parameter btl_loom_rails is empty: give \"auto\" "
+                    "or a list of transport:device");
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}

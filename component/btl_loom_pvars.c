@@ -1,0 +1,122 @@
+/*
+ * MPI_T performance variables: loom's counters, per rail and in total, so a
+ * user (or a test) can see which rail carried how much.
+ */
+#include "btl_loom.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+
+#include <stdio.h>
+
+typedef struct mca_btl_loom_pvar {
+    const char *name;
+    const char *description;
+    size_t      offset;     /* of the counter in loom_rail_stats_t */
+} mca_btl_loom_pvar_t;
+
+static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
+    {"bytes_sent", "Bytes loom moved out of this process (messages, puts, served "
+     "pushes)", offsetof(loom_rail_stats_t, bytes_sent)},
+    {"bytes_received", "Bytes that arrived in this process through loom (messages "
+     "and gets)", offsetof(loom_rail_stats_t, bytes_received)},
+    {"messages_sent", "Messages loom sent", offsetof(loom_rail_stats_t, messages_sent)},
+    {"messages_received", "Messages loom received",
+     offsetof(loom_rail_stats_t, messages_received)},
+    {"puts", "RDMA writes completed", offsetof(loom_rail_stats_t, puts)},
+    {"gets", "RDMA reads completed (hardware or by push request)",
+     offsetof(loom_rail_stats_t, gets)},
+    {"pushes_served", "Push requests served for other processes",
+     offsetof(loom_rail_stats_t, pushes_served)},
+    {"refused", "Malformed or stale messages and keys refused",
+     offsetof(loom_rail_stats_t, refused)},
+};
+
+#define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))
+
+/* ctx of a pvar: which counter, on which rail (-1: sum of all rails). */
+typedef struct mca_btl_loom_pvar_ctx {
+    loom_engine_t *engine;
+    size_t         offset;
+    int            rail;
+} mca_btl_loom_pvar_ctx_t;
+
+static mca_btl_loom_pvar_ctx_t
+    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS];
+
+static unsigned long mca_btl_loom_counter(loom_engine_t *engine, int rail, size_t offset)
+{
+    return *(unsigned long *)((char *)loom_engine_rail_stats(engine, rail) + offset);
+}
+
+static int mca_btl_loom_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
+    unsigned long sum = 0;
+    int i;
+
+    (void)obj;
+    if (NULL == ctx->engine) {
+        /* loom was finalized: counters are gone */
+    } else if (ctx->rail >= 0) {
+        sum = mca_btl_loom_counter(ctx->engine, ctx->rail, ctx->offset);
+    } else {
+        for (i = 0; i < loom_engine_rail_count(ctx->engine); ++i) {
+            sum += mca_btl_loom_counter(ctx->engine, i, ctx->offset);
+        }
+    }
+    *(unsigned long *)value = sum;
+    return OPAL_SUCCESS;
+}
+
+static void mca_btl_loom_pvar_add(loom_engine_t *engine, size_t which, int rail, int slot)
+{
+    mca_btl_loom_pvar_ctx_t *ctx = &mca_btl_loom_pvar_ctxs[slot];
+    const mca_btl_loom_pvar_t *desc = &mca_btl_loom_pvars[which];
+    char name[64], description[256];
+
+    ctx->engine = engine;
+    ctx->offset = desc->offset;
+    ctx->rail   = rail;
+    if (rail < 0) {
+        snprintf(name, sizeof(name), "%s", desc->name);
+        snprintf(description, sizeof(description), "%s, all rails", desc->description);
+    } else {
+        const loom_rail_info_t *info = loom_engine_rail_info(engine, rail);
+        snprintf(name, sizeof(name), "rail%d_%s", rail, desc->name);
+        snprintf(description, sizeof(description), "%s, rail %d (%s:%s)",
+                 desc->description, rail, info->tl_name, info->dev_name);
+    }
+    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
+                                           description, OPAL_INFO_LVL_4,
+                                           MCA_BASE_PVAR_CLASS_COUNTER,
+                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                                           MCA_BASE_VAR_BIND_NO_OBJECT,
+                                           MCA_BASE_PVAR_FLAG_READONLY |
+                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                           mca_btl_loom_pvar_read, NULL, NULL, ctx);
+}
+
+/* Registered at init, once the rails are known. */
+int mca_btl_loom_pvars_register(loom_engine_t *engine)
+{
+    int rail, slot = 0;
+    size_t i;
+
+    for (i = 0; i < MCA_BTL_LOOM_NPVARS; ++i) {
+        mca_btl_loom_pvar_add(engine, i, -1, slot++);
+        for (rail = 0; rail < loom_engine_rail_count(engine); ++rail) {
+            mca_btl_loom_pvar_add(engine, i, rail, slot++);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+/* The engine is going away: pvars read 0 from now on. */
+void mca_btl_loom_pvars_release(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(mca_btl_loom_pvar_ctxs) / sizeof(mca_btl_loom_pvar_ctxs[0]); ++i) {
+        mca_btl_loom_pvar_ctxs[i].engine = NULL;
+    }
+}

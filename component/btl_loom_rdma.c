@@ -1,0 +1,131 @@
+/*
+ * loom BTL RDMA: memory registration handles, put and get.
+ */
+#include "btl_loom.h"
+
+#include <stdlib.h>
+
+struct mca_btl_base_registration_handle_t *
+mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
+                          struct mca_btl_base_endpoint_t *endpoint, void *base, size_t size,
+                          uint32_t flags)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    mca_btl_loom_reg_t *reg;
+    int rc;
+
+    (void)endpoint;
+    (void)flags;
+    reg = malloc(sizeof(*reg) + module->key_size);
+    if (NULL == reg) {
+        return NULL;
+    }
+    rc = loom_mem_register(module->engine, base, size, &reg->region);
+    if (LOOM_OK == rc) {
+        rc = loom_key_pack(reg->region, reg->key, module->key_size);
+        if (LOOM_OK != rc) {
+            loom_mem_deregister(reg->region);
+        }
+    }
+    if (LOOM_OK != rc) {
+        free(reg);
+        return NULL;
+    }
+    /* What the upper layer ships to peers is exactly the packed key. */
+    return (struct mca_btl_base_registration_handle_t *)reg->key;
+}
+
+static mca_btl_loom_reg_t *mca_btl_loom_reg_of(struct mca_btl_base_registration_handle_t *h)
+{
+    return (mca_btl_loom_reg_t *)((char *)h - offsetof(mca_btl_loom_reg_t, key));
+}
+
+int mca_btl_loom_deregister_mem(struct mca_btl_base_module_t *btl,
+                                struct mca_btl_base_registration_handle_t *handle)
+{
+    mca_btl_loom_reg_t *reg = mca_btl_loom_reg_of(handle);
+
+    (void)btl;
+    loom_mem_deregister(reg->region);
+    free(reg);
+    return OPAL_SUCCESS;
+}
+
+static void mca_btl_loom_rdma_done(loom_op_t *op, int status)
+{
+    mca_btl_loom_rdma_t *rdma = op->user;
+
+    rdma->cbfunc(&rdma->module->super, rdma->endpoint, rdma->local_address,
+                 rdma->local_handle, rdma->cbcontext, rdma->cbdata,
+                 mca_btl_loom_rc_to_opal(status));
+    free(rdma);
+}
+
+typedef int (*mca_btl_loom_rdma_fn_t)(loom_peer_t *, loom_op_t *, void *, loom_region_t *,
+                                      uint64_t, const void *, size_t, size_t);
+
+static int mca_btl_loom_rdma(mca_btl_loom_rdma_fn_t fn, struct mca_btl_base_module_t *btl,
+                             struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                             uint64_t remote_address,
+                             struct mca_btl_base_registration_handle_t *local_handle,
+                             struct mca_btl_base_registration_handle_t *remote_handle,
+                             size_t size, mca_btl_base_rdma_completion_fn_t cbfunc,
+                             void *cbcontext, void *cbdata)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    mca_btl_loom_rdma_t *rdma;
+    int rc;
+
+    if (NULL == remote_handle) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    rdma = malloc(sizeof(*rdma));
+    if (NULL == rdma) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    rdma->module        = module;
+    rdma->endpoint      = endpoint;
+    rdma->local_address = local_address;
+    rdma->local_handle  = local_handle;
+    rdma->cbfunc        = cbfunc;
+    rdma->cbcontext     = cbcontext;
+    rdma->cbdata        = cbdata;
+    rdma->op.cb         = mca_btl_loom_rdma_done;
+    rdma->op.user       = rdma;
+    rc = fn(endpoint->peer, &rdma->op, local_address,
+            NULL != local_handle ? mca_btl_loom_reg_of(local_handle)->region : NULL,
+            remote_address, remote_handle, module->key_size, size);
+    if (rc < 0) {
+        free(rdma);
+        return mca_btl_loom_rc_to_opal(rc);
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_loom_put(struct mca_btl_base_module_t *btl,
+                     struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                     uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata)
+{
+    (void)flags;
+    (void)order;
+    return mca_btl_loom_rdma(loom_put, btl, endpoint, local_address, remote_address,
+                             local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
+}
+
+int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
+                     struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                     uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *local_handle,
+                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata)
+{
+    (void)flags;
+    (void)order;
+    return mca_btl_loom_rdma(loom_get, btl, endpoint, local_address, remote_address,
+                             local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
+}

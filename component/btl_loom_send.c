@@ -1,0 +1,194 @@
+/*
+ * loom BTL send path: fragments, send, send-immediate and receive.
+ */
+#include "btl_loom.h"
+
+#include <alloca.h>
+#include <string.h>
+
+static void mca_btl_loom_frag_construct(mca_btl_loom_frag_t *frag)
+{
+    frag->data                 = (uint8_t *)(frag + 1);
+    frag->base.des_segments    = &frag->segment;
+    frag->base.des_segment_count = 1;
+    frag->segment.seg_addr.pval = frag->data;
+    frag->segment.seg_len      = 0;
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_loom_frag_t, opal_free_list_item_t,
+                   mca_btl_loom_frag_construct, NULL);
+
+mca_btl_base_descriptor_t *mca_btl_loom_alloc(struct mca_btl_base_module_t *btl,
+                                              struct mca_btl_base_endpoint_t *endpoint,
+                                              uint8_t order, size_t size, uint32_t flags)
+{
+    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    mca_btl_loom_frag_t *frag;
+
+    (void)order;
+    if (size > btl->btl_max_send_size) {
+        return NULL;
+    }
+    frag = (mca_btl_loom_frag_t *)opal_free_list_get(&module->frags);
+    if (NULL == frag) {
+        return NULL;
+    }
+    frag->module               = module;
+    frag->endpoint             = endpoint;
+    frag->segment.seg_addr.pval = frag->data;
+    frag->segment.seg_len      = size;
+    frag->base.des_segment_count = 1;
+    frag->base.des_flags       = flags;
+    frag->base.des_cbfunc      = NULL;
+    frag->base.des_cbdata      = NULL;
+    frag->base.order           = MCA_BTL_NO_ORDER;
+    return &frag->base;
+}
+
+int mca_btl_loom_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+    opal_free_list_return(&((mca_btl_loom_module_t *)btl)->frags,
+                          (opal_free_list_item_t *)des);
+    return OPAL_SUCCESS;
+}
+
+mca_btl_base_descriptor_t *mca_btl_loom_prepare_src(struct mca_btl_base_module_t *btl,
+                                                    struct mca_btl_base_endpoint_t *endpoint,
+                                                    struct opal_convertor_t *convertor,
+                                                    uint8_t order, size_t reserve,
+                                                    size_t *size, uint32_t flags)
+{
+    mca_btl_base_descriptor_t *des;
+    mca_btl_loom_frag_t *frag;
+    struct iovec iov;
+    uint32_t iov_count = 1;
+    size_t max_data;
+
+    if (reserve > btl->btl_max_send_size) {
+        return NULL;
+    }
+    /* Less than asked is fine: the upper layer sends the rest in more fragments. */
+    max_data = *size;
+    if (max_data > btl->btl_max_send_size - reserve) {
+        max_data = btl->btl_max_send_size - reserve;
+    }
+    des = mca_btl_loom_alloc(btl, endpoint, order, reserve + max_data, flags);
+    if (NULL == des) {
+        return NULL;
+    }
+    frag = (mca_btl_loom_frag_t *)des;
+    iov.iov_base = frag->data + reserve;
+    iov.iov_len  = max_data;
+    if (max_data > 0 && opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
+        mca_btl_loom_free(btl, des);
+        return NULL;
+    }
+    frag->segment.seg_len = reserve + max_data;
+    *size = max_data;
+    return des;
+}
+
+/* Local completion of a send: the data left our buffer. */
+static void mca_btl_loom_send_complete(mca_btl_loom_frag_t *frag, int status, bool async)
+{
+    mca_btl_base_descriptor_t *des = &frag->base;
+    int flags = des->des_flags;
+
+    if (NULL != des->des_cbfunc && (async || (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK))) {
+        des->des_cbfunc(&frag->module->super, frag->endpoint, des, status);
+    }
+    if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+        mca_btl_loom_free(&frag->module->super, des);
+    }
+}
+
+static void mca_btl_loom_send_done(loom_op_t *op, int status)
+{
+    mca_btl_loom_send_complete(op->user, mca_btl_loom_rc_to_opal(status), true);
+}
+
+int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
+                      struct mca_btl_base_endpoint_t *endpoint,
+                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
+{
+    mca_btl_loom_frag_t *frag = (mca_btl_loom_frag_t *)descriptor;
+    int rc;
+
+    (void)btl;
+    frag->endpoint      = endpoint;
+    frag->iov.iov_base  = frag->segment.seg_addr.pval;
+    frag->iov.iov_len   = frag->segment.seg_len;
+    frag->op.cb         = mca_btl_loom_send_done;
+    frag->op.user       = frag;
+    rc = loom_am_send(endpoint->peer, tag, &frag->iov, 1, &frag->op);
+    if (LOOM_OK == rc) {
+        /* Copied out already: complete now, telling the caller by returning 1. */
+        mca_btl_loom_send_complete(frag, OPAL_SUCCESS, false);
+        return 1;
+    }
+    return mca_btl_loom_rc_to_opal(rc);
+}
+
+int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
+                       struct mca_btl_base_endpoint_t *endpoint,
+                       struct opal_convertor_t *convertor, void *header, size_t header_size,
+                       size_t payload_size, uint8_t order, uint32_t flags,
+                       mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
+{
+    struct iovec iov[2], pack_iov;
+    uint32_t iov_count = 1;
+    size_t max_data = payload_size, position = 0;
+    int rc;
+
+    (void)order;
+    (void)flags;
+    if (NULL != descriptor) {
+        *descriptor = NULL;
+    }
+    if (header_size + payload_size > btl->btl_eager_limit) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    iov[0].iov_base = header;
+    iov[0].iov_len  = header_size;
+    iov[1].iov_len  = 0;
+    if (payload_size > 0) {
+        /* Contiguous data is sent from the user's buffer, other data packed. */
+        pack_iov.iov_base = opal_convertor_need_buffers(convertor) ? alloca(payload_size)
+                                                                   : NULL;
+        pack_iov.iov_len  = payload_size;
+        position = convertor->bConverted;
+        if (opal_convertor_pack(convertor, &pack_iov, &iov_count, &max_data) < 0) {
+            return OPAL_ERROR;
+        }
+        iov[1] = pack_iov;
+        iov[1].iov_len = max_data;
+    }
+    rc = loom_am_send(endpoint->peer, tag, iov, payload_size > 0 ? 2 : 1, NULL);
+    if (LOOM_OK != rc && payload_size > 0) {
+        /* Nothing went: give the convertor back its position for the retry. */
+        opal_convertor_set_position(convertor, &position);
+    }
+    return (LOOM_ERR_AGAIN == rc) ? OPAL_ERR_RESOURCE_BUSY : mca_btl_loom_rc_to_opal(rc);
+}
+
+void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length)
+{
+    mca_btl_loom_module_t *module = mca_btl_loom_component.module;
+    const mca_btl_active_message_callback_t *reg;
+    mca_btl_base_descriptor_t des;
+    mca_btl_base_segment_t segment;
+
+    (void)ctx;
+    reg = &mca_btl_base_active_message_trigger[tag];
+    if (NULL == module || NULL == reg->cbfunc) {
+        opal_output(0, "btl loom: dropped a message with tag %u that no upper layer "
+                    "registered", tag);
+        return;
+    }
+    memset(&des, 0, sizeof(des));
+    segment.seg_addr.pval = (void *)data;
+    segment.seg_len       = length;
+    des.des_segments      = &segment;
+    des.des_segment_count = 1;
+    reg->cbfunc(&module->super, tag, &des, reg->cbdata);
+}

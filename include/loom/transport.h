@@ -1,0 +1,188 @@
+/*
+ * loom transport engine: the public interface of transport/.
+ *
+ * Pure C on UCT: no Open MPI types appear here, so the engine can be tested
+ * without MPI.  One engine per process drives up to LOOM_MAX_RAILS rails; a
+ * rail is one UCT interface.  Nothing here blocks: operations either finish
+ * at once, or are queued and finish from loom_engine_progress().
+ */
+#ifndef LOOM_TRANSPORT_H
+#define LOOM_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <uct/api/uct.h>
+
+#define LOOM_MAX_RAILS 8
+#define LOOM_OP_MSG_MAX 512
+
+/* Return codes (negative are errors). */
+enum {
+    LOOM_OK            = 0,
+    LOOM_INPROGRESS    = 1,  /* queued: the op's callback will run */
+    LOOM_ERR_AGAIN     = -1, /* no resources now and nothing was queued */
+    LOOM_ERR_INVALID   = -2, /* bad argument or bad configuration */
+    LOOM_ERR_NOMEM     = -3,
+    LOOM_ERR_UNREACH   = -4, /* no usable rail to that peer */
+    LOOM_ERR_IO        = -5, /* UCT reported an error */
+    LOOM_ERR_STALE_KEY = -6, /* remote key refused */
+    LOOM_ERR_RANGE     = -7, /* remote address outside the region */
+    LOOM_ERR_NOT_FOUND = -8,
+};
+
+const char *loom_strerror(int rc);
+
+typedef struct loom_engine loom_engine_t;
+typedef struct loom_peer   loom_peer_t;
+typedef struct loom_region loom_region_t;
+typedef struct loom_op     loom_op_t;
+
+/* Counters of one rail, plain 64-bit integers so MPI_T can read them. */
+typedef struct loom_rail_stats {
+    unsigned long bytes_sent;     /* AM payload and RDMA bytes this side moved out */
+    unsigned long bytes_received; /* AM payload and get bytes landed here */
+    unsigned long messages_sent;
+    unsigned long messages_received;
+    unsigned long puts;
+    unsigned long gets;
+    unsigned long pushes_served;
+    unsigned long refused;        /* malformed or stale messages/keys refused */
+} loom_rail_stats_t;
+
+typedef struct loom_rail_info {
+    char          tl_name[32];
+    char          dev_name[32];
+    char          component[32];
+    bool          connect_to_ep;   /* needs endpoint address exchange */
+    bool          has_put;
+    bool          has_get;         /* hardware get; else emulated by push */
+    size_t        am_max;          /* largest AM payload (after loom header) */
+    size_t        put_max;
+    double        latency_us;      /* UCT's own estimate */
+    double        bandwidth_mbs;   /* UCT's own estimate, MB/s */
+} loom_rail_info_t;
+
+/* Called for every upper-layer message that arrives. */
+typedef void (*loom_recv_cb_t)(void *ctx, uint8_t tag, const void *data,
+                               size_t length);
+/* Called when a queued or RDMA operation completes (status LOOM_OK or error). */
+typedef void (*loom_op_cb_t)(loom_op_t *op, int status);
+/* Called with a human-readable message when something goes wrong. */
+typedef void (*loom_log_cb_t)(void *ctx, int level, const char *msg);
+
+enum { LOOM_LOG_ERROR = 0, LOOM_LOG_WARN = 1, LOOM_LOG_INFO = 2,
+       LOOM_LOG_DEBUG = 3 };
+
+typedef struct loom_engine_config {
+    const char   *rails;        /* "auto" or "tl:dev[,tl:dev...]" */
+    int           max_rails;    /* cap for "auto" */
+    uint64_t      name;         /* this process's unique name */
+    bool          force_connect_to_ep; /* test the ep-exchange path on tcp */
+    loom_recv_cb_t recv_cb;
+    loom_log_cb_t  log_cb;
+    void          *cb_ctx;
+    int           verbose;      /* highest loom_log level passed to log_cb */
+} loom_engine_config_t;
+
+/*
+ * An operation's storage belongs to the caller and must stay valid until its
+ * callback ran.  Fill cb/user; the rest is the engine's.
+ */
+struct loom_op {
+    loom_op_cb_t   cb;
+    void          *user;
+    /* engine private below */
+    loom_op_t     *next;
+    loom_peer_t   *peer;
+    int            kind;
+    int            stage;
+    int            rail;
+    int            status;
+    uct_completion_t comp;
+    uint64_t       id;
+    void          *local;
+    uint64_t       remote;
+    size_t         length;
+    uct_mem_h      memh;
+    uct_rkey_bundle_t rkey;
+    bool           rkey_valid;
+    size_t         msg_len;
+    uint8_t        tag;
+    const struct iovec *iov;
+    int            iovcnt;
+    uint8_t        msg[LOOM_OP_MSG_MAX];
+};
+
+/* --- engine ----------------------------------------------------------- */
+int  loom_engine_create(const loom_engine_config_t *config,
+                        loom_engine_t **engine_p);
+void loom_engine_destroy(loom_engine_t *engine);
+/* Progress every rail, retry queued work and run completions. */
+int  loom_engine_progress(loom_engine_t *engine);
+int  loom_engine_rail_count(const loom_engine_t *engine);
+const loom_rail_info_t  *loom_engine_rail_info(const loom_engine_t *engine, int rail);
+loom_rail_stats_t       *loom_engine_rail_stats(loom_engine_t *engine, int rail);
+uint32_t loom_engine_epoch(const loom_engine_t *engine);
+/* Largest payload loom_am_send() takes, the minimum over all rails. */
+size_t   loom_engine_am_max(const loom_engine_t *engine);
+/* Largest put/get, the minimum over all rails. */
+size_t   loom_engine_rdma_max(const loom_engine_t *engine);
+/* Address blob for the runtime's modex. */
+int  loom_engine_address(loom_engine_t *engine, void **blob_p, size_t *length_p);
+/* Count of operations of this engine not yet completed (for flush/finalize). */
+size_t loom_engine_outstanding(const loom_engine_t *engine);
+
+/* --- peers ------------------------------------------------------------ */
+/* Connect to the process that published blob; returns the existing peer if
+ * that process is already connected. */
+int  loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
+                       loom_peer_t **peer_p);
+void loom_peer_disconnect(loom_peer_t *peer);
+uint64_t loom_peer_name(const loom_peer_t *peer);
+/* Operations of this peer not yet completed. */
+size_t loom_peer_outstanding(const loom_peer_t *peer);
+/* Call progress until every operation to this peer completed remotely. */
+int  loom_peer_flush(loom_peer_t *peer);
+
+/* --- active messages -------------------------------------------------- */
+/*
+ * Send iov as one message with the upper layer's tag.  Returns LOOM_OK when
+ * the data was copied out (no callback), LOOM_INPROGRESS when op was queued
+ * (callback later; iov must stay valid), LOOM_ERR_AGAIN when op is NULL and
+ * the message could not go now.  Messages to one peer keep their order.
+ */
+int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
+                 int iovcnt, loom_op_t *op);
+
+/* --- memory and keys -------------------------------------------------- */
+int    loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
+                         loom_region_t **region_p);
+void   loom_mem_deregister(loom_region_t *region);
+/* Bytes of a packed key of this engine (same on every process of a job with
+ * the same rail configuration). */
+size_t loom_key_size(const loom_engine_t *engine);
+int    loom_key_pack(const loom_region_t *region, void *buf, size_t size);
+uint64_t loom_region_id(const loom_region_t *region);
+
+/* --- RDMA ------------------------------------------------------------- */
+/*
+ * Write length bytes at local (inside local_region, may be NULL on rails that
+ * need no registration) to remote_addr of the peer, named by the peer's
+ * packed key.  The callback runs once the data is visible at the target.
+ */
+int loom_put(loom_peer_t *peer, loom_op_t *op, void *local,
+             loom_region_t *local_region, uint64_t remote_addr,
+             const void *remote_key, size_t remote_key_size, size_t length);
+/*
+ * Read length bytes from the peer's remote_addr into local.  Uses the rail's
+ * get where it has one, else a push request: the peer puts the data back and
+ * notifies us.  The callback runs once the data has landed in local.
+ */
+int loom_get(loom_peer_t *peer, loom_op_t *op, void *local,
+             loom_region_t *local_region, uint64_t remote_addr,
+             const void *remote_key, size_t remote_key_size, size_t length);
+
+#endif /* LOOM_TRANSPORT_H */

@@ -1,0 +1,387 @@
+/*
+ * Shared helpers for the loom BTL MPI test programs and benchmarks.
+ */
+
+#include "loom_test_util.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *loom_test_name = "loom-test";
+static int loom_test_rank = -1;
+
+void loom_mpi_error(const char *file, int line, const char *call, int rc)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (MPI_SUCCESS != MPI_Error_string(rc, msg, &len)) {
+        snprintf(msg, sizeof(msg), "unknown error %d", rc);
+    }
+    fprintf(stderr, "FAIL: %s rank %d: %s:%d: %s returned %d (%s)\n",
+            loom_test_name, loom_test_rank, file, line, call, rc, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+void loom_fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "FAIL: %s rank %d: ", loom_test_name, loom_test_rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+void loom_test_init(int *argc, char ***argv, const char *name,
+                    int min_ranks, int *rank, int *size)
+{
+    loom_test_name = name;
+    LOOM_CHECK_MPI(MPI_Init(argc, argv));
+    LOOM_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    LOOM_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    LOOM_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, size));
+    loom_test_rank = *rank;
+
+    if (*size < min_ranks) {
+        char reason[128];
+
+        snprintf(reason, sizeof(reason), "%s needs at least %d ranks, got %d",
+                 name, min_ranks, *size);
+        loom_test_skip(reason);
+    }
+}
+
+void loom_test_skip(const char *reason)
+{
+    if (0 == loom_test_rank) {
+        printf("SKIP: %s\n", reason);
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    exit(LOOM_TEST_SKIP);
+}
+
+void loom_test_pass(void)
+{
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (0 == loom_test_rank) {
+        printf("PASS %s\n", loom_test_name);
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    exit(0);
+}
+
+int loom_pair_peer(int rank, int size)
+{
+    int peer = rank ^ 1;
+
+    return peer < size ? peer : -1;
+}
+
+void *loom_malloc(size_t size)
+{
+    void *ptr = malloc(size > 0 ? size : 1);
+
+    if (NULL == ptr) {
+        loom_fail("out of memory allocating %zu bytes", size);
+    }
+    return ptr;
+}
+
+/* splitmix64-style mixing: every byte depends on seed, rank and offset, so
+ * shifted, duplicated or foreign data is detected */
+static inline unsigned char pattern_byte(uint64_t key, size_t offset)
+{
+    uint64_t x = key + (uint64_t) offset * UINT64_C(0x9e3779b97f4a7c15);
+
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return (unsigned char) x;
+}
+
+static uint64_t pattern_key(unsigned seed, int rank)
+{
+    return ((uint64_t) seed << 32) ^ ((uint64_t) (unsigned) rank << 8) ^
+           UINT64_C(0x6c6f6f6d);
+}
+
+unsigned char loom_pattern_byte(unsigned seed, int rank, size_t offset)
+{
+    return pattern_byte(pattern_key(seed, rank), offset);
+}
+
+void loom_fill_pattern(void *buf, size_t size, unsigned seed, int rank)
+{
+    unsigned char *p = buf;
+    uint64_t key = pattern_key(seed, rank);
+
+    for (size_t i = 0; i < size; i++) {
+        p[i] = pattern_byte(key, i);
+    }
+}
+
+static void report_mismatch(const char *what, size_t offset, size_t size,
+                            int peer, unsigned expected, unsigned got)
+{
+    fprintf(stderr,
+            "FAIL: %s rank %d: %s: data mismatch at offset %zu of %zu bytes "
+            "(peer %d): expected 0x%02x, got 0x%02x\n",
+            loom_test_name, loom_test_rank, what, offset, size, peer,
+            expected, got);
+    fflush(stderr);
+}
+
+long long loom_verify_pattern(const void *buf, size_t size, unsigned seed,
+                              int rank, const char *what)
+{
+    const unsigned char *p = buf;
+    uint64_t key = pattern_key(seed, rank);
+
+    for (size_t i = 0; i < size; i++) {
+        unsigned char expected = pattern_byte(key, i);
+
+        if (p[i] != expected) {
+            report_mismatch(what, i, size, rank, expected, p[i]);
+            return (long long) i;
+        }
+    }
+    return -1;
+}
+
+long long loom_verify_byte(const void *buf, size_t size, unsigned char value,
+                           int peer, const char *what)
+{
+    const unsigned char *p = buf;
+
+    for (size_t i = 0; i < size; i++) {
+        if (p[i] != value) {
+            report_mismatch(what, i, size, peer, value, p[i]);
+            return (long long) i;
+        }
+    }
+    return -1;
+}
+
+long long loom_verify_image(const void *got, const void *expected,
+                            size_t size, int peer, const char *what)
+{
+    const unsigned char *g = got, *e = expected;
+
+    if (0 == memcmp(got, expected, size)) {
+        return -1;
+    }
+    for (size_t i = 0; i < size; i++) {
+        if (g[i] != e[i]) {
+            report_mismatch(what, i, size, peer, e[i], g[i]);
+            return (long long) i;
+        }
+    }
+    return -1;
+}
+
+void loom_check_recv(const void *buf, size_t size, unsigned seed, int peer,
+                     const char *what)
+{
+    char label[256];
+
+    if (loom_verify_pattern(buf, size, seed, peer, what) >= 0) {
+        loom_fail("%s: received data of %zu bytes from peer %d is wrong",
+                  what, size, peer);
+    }
+    snprintf(label, sizeof(label), "%s (guard after %zu byte message)",
+             what, size);
+    if (loom_verify_byte((const char *) buf + size, LOOM_GUARD_SIZE,
+                         LOOM_POISON, peer, label) >= 0) {
+        loom_fail("%s: receive of %zu bytes from peer %d wrote past the "
+                  "message end", what, size, peer);
+    }
+}
+
+void loom_check_count(const MPI_Status *status, MPI_Datatype type,
+                      int expected, int peer, const char *what)
+{
+    int count = -1;
+
+    LOOM_CHECK_MPI(MPI_Get_count(status, type, &count));
+    if (count != expected) {
+        loom_fail("%s: MPI_Get_count from peer %d is %d, expected %d",
+                  what, peer, count, expected);
+    }
+}
+
+/* read one pvar; returns MPI_SUCCESS or an error code, adds the value to
+ * *sum and sets *got_one if the variable has a single value */
+static int pvar_read_one(int index, int continuous, MPI_Datatype type,
+                         unsigned long long *sum, int *got_one)
+{
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    int count = 0, rc;
+
+    rc = MPI_T_pvar_session_create(&session);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count);
+    if (MPI_SUCCESS == rc && 1 == count) {
+        if (!continuous) {
+            rc = MPI_T_pvar_start(session, handle);
+        }
+        if (MPI_SUCCESS == rc) {
+            if (MPI_UNSIGNED_LONG == type) {
+                unsigned long value = 0;
+
+                rc = MPI_T_pvar_read(session, handle, &value);
+                *sum += value;
+            } else {
+                unsigned long long value = 0;
+
+                rc = MPI_T_pvar_read(session, handle, &value);
+                *sum += value;
+            }
+            *got_one = (MPI_SUCCESS == rc);
+        }
+        MPI_T_pvar_handle_free(session, &handle);
+    }
+    MPI_T_pvar_session_free(&session);
+    return rc;
+}
+
+int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
+                       int *found)
+{
+    size_t prefix_len = strlen(name_prefix);
+    int provided, num = 0, rc;
+
+    *sum = 0;
+    *found = 0;
+    rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = MPI_T_pvar_get_num(&num);
+
+    for (int i = 0; MPI_SUCCESS == rc && i < num; i++) {
+        char name[256], desc[256];
+        int name_len = sizeof(name), desc_len = sizeof(desc);
+        int verbosity, var_class, bind, readonly, continuous, atomic;
+        MPI_Datatype type;
+        MPI_T_enum enumtype;
+        int got_one = 0;
+
+        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &name_len, &verbosity,
+                                               &var_class, &type, &enumtype,
+                                               desc, &desc_len, &bind,
+                                               &readonly, &continuous,
+                                               &atomic)) {
+            continue;   /* index of a variable that went away */
+        }
+        if (0 != strncmp(name, name_prefix, prefix_len) ||
+            MPI_T_BIND_NO_OBJECT != bind ||
+            (MPI_UNSIGNED_LONG != type && MPI_UNSIGNED_LONG_LONG != type)) {
+            continue;
+        }
+        rc = pvar_read_one(i, continuous, type, sum, &got_one);
+        *found += got_one;
+    }
+    MPI_T_finalize();
+    return rc;
+}
+
+static int parse_size(const char *arg, size_t *size)
+{
+    char *end;
+    unsigned long long value = strtoull(arg, &end, 10);
+
+    if (end == arg) {
+        return -1;
+    }
+    if ('k' == *end || 'K' == *end) {
+        value *= KIB;
+        end++;
+    } else if ('m' == *end || 'M' == *end) {
+        value *= MIB;
+        end++;
+    }
+    if ('\0' != *end || value > (unsigned long long) INT32_MAX) {
+        return -1;
+    }
+    *size = (size_t) value;
+    return 0;
+}
+
+static int parse_int(const char *arg, int *value)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+
+    if (end == arg || '\0' != *end || v < 0 || v > INT32_MAX) {
+        return -1;
+    }
+    *value = (int) v;
+    return 0;
+}
+
+void loom_bench_parse(int argc, char **argv, const char *usage,
+                      struct loom_bench_opts *opts)
+{
+    int ok = 1;
+
+    for (int i = 1; ok && i < argc; i++) {
+        const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (NULL == arg || '-' != argv[i][0] || '\0' == argv[i][1] ||
+            '\0' != argv[i][2]) {
+            ok = 0;
+            break;
+        }
+        switch (argv[i][1]) {
+        case 'm':
+            ok = 0 == parse_size(arg, &opts->max_size);
+            break;
+        case 'i':
+            ok = 0 == parse_int(arg, &opts->iters) && opts->iters > 0;
+            break;
+        case 'w':
+            ok = 0 == parse_int(arg, &opts->warmup);
+            break;
+        case 'W':
+            /* only where a window applies; tags must stay < 32768 */
+            ok = opts->window > 0 && 0 == parse_int(arg, &opts->window) &&
+                 opts->window > 0 && opts->window < 32767;
+            break;
+        default:
+            ok = 0;
+        }
+        i++;
+    }
+    if (!ok) {
+        if (loom_test_rank <= 0) {
+            fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+        }
+        MPI_Finalize();
+        exit(2);
+    }
+}
+
+int loom_bench_iters(int given, size_t size, int small, int large)
+{
+    if (given >= 0) {
+        return given;
+    }
+    return size >= 64 * KIB ? large : small;
+}

@@ -1,0 +1,130 @@
+/*
+ * Shared helpers for the loom BTL MPI test programs and benchmarks.
+ *
+ * Conventions:
+ *  - a test that passes prints "PASS <name>" on rank 0 and exits 0;
+ *  - a test that fails prints what failed and calls MPI_Abort (non-zero);
+ *  - a test that cannot run prints "SKIP: <reason>" and exits 77
+ *    (LOOM_TEST_SKIP, automake's skip code).
+ */
+
+#ifndef LOOM_TEST_UTIL_H
+#define LOOM_TEST_UTIL_H
+
+#include <stddef.h>
+#include <mpi.h>
+
+#define LOOM_TEST_SKIP 77
+
+/* byte written into receive buffers before a receive; a receive must
+ * never leave it anywhere it was not supposed to write */
+#define LOOM_POISON 0xa5
+
+/* bytes of poison kept after every receive buffer */
+#define LOOM_GUARD_SIZE 4096
+
+#define KIB ((size_t) 1024)
+#define MIB ((size_t) 1024 * 1024)
+
+/* abort with file:line and the MPI error string if call fails */
+#define LOOM_CHECK_MPI(call)                                            \
+    do {                                                                \
+        int loom_check_rc_ = (call);                                    \
+        if (MPI_SUCCESS != loom_check_rc_) {                            \
+            loom_mpi_error(__FILE__, __LINE__, #call, loom_check_rc_);  \
+        }                                                               \
+    } while (0)
+
+#if defined(__GNUC__)
+#define LOOM_NORETURN __attribute__((noreturn))
+#define LOOM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define LOOM_NORETURN
+#define LOOM_PRINTF(f, a)
+#endif
+
+void loom_mpi_error(const char *file, int line, const char *call,
+                    int rc) LOOM_NORETURN;
+
+/* print "FAIL: <name> rank R: <message>" and MPI_Abort(MPI_COMM_WORLD, 1) */
+void loom_fail(const char *fmt, ...) LOOM_PRINTF(1, 2) LOOM_NORETURN;
+
+/* MPI_Init, MPI_ERRORS_RETURN on MPI_COMM_WORLD, rank/size; skips (exit 77,
+ * collectively) when fewer than min_ranks processes are running */
+void loom_test_init(int *argc, char ***argv, const char *name,
+                    int min_ranks, int *rank, int *size);
+
+/* collective: rank 0 prints "SKIP: <reason>", everybody finalizes and
+ * exits with LOOM_TEST_SKIP */
+void loom_test_skip(const char *reason) LOOM_NORETURN;
+
+/* collective: barrier, rank 0 prints "PASS <name>", MPI_Finalize, exit 0 */
+void loom_test_pass(void) LOOM_NORETURN;
+
+/* peer of rank in the pairs 0<->1, 2<->3, ...; -1 for the odd one out */
+int loom_pair_peer(int rank, int size);
+
+/* malloc that fails the test instead of returning NULL */
+void *loom_malloc(size_t size);
+
+/* the deterministic pattern: byte at offset of a buffer written by rank
+ * with seed */
+unsigned char loom_pattern_byte(unsigned seed, int rank, size_t offset);
+
+void loom_fill_pattern(void *buf, size_t size, unsigned seed, int rank);
+
+/*
+ * Verify that buf holds the pattern (seed, rank) over size bytes, rank
+ * being the peer that wrote it.  Returns -1 if it does, else the first
+ * mismatching offset after printing expected vs got byte, offset, size and
+ * peer, prefixed with what.
+ */
+long long loom_verify_pattern(const void *buf, size_t size, unsigned seed,
+                              int rank, const char *what);
+
+/* like loom_verify_pattern, against a constant byte (e.g. LOOM_POISON) */
+long long loom_verify_byte(const void *buf, size_t size, unsigned char value,
+                           int peer, const char *what);
+
+/* like loom_verify_pattern, against an expected image of the buffer */
+long long loom_verify_image(const void *got, const void *expected,
+                            size_t size, int peer, const char *what);
+
+/* verify pattern over [0, size) and poison over the LOOM_GUARD_SIZE bytes
+ * after it; fails the test on any mismatch */
+void loom_check_recv(const void *buf, size_t size, unsigned seed, int peer,
+                     const char *what);
+
+/* fail unless MPI_Get_count(status, type) == expected */
+void loom_check_count(const MPI_Status *status, MPI_Datatype type,
+                      int expected, int peer, const char *what);
+
+/*
+ * Sum over all MPI_T performance variables whose name starts with
+ * name_prefix (unsigned long / unsigned long long, count 1, bound to no
+ * object).  *found is the number of variables summed.  Returns MPI_SUCCESS
+ * or the failing MPI_T error code.  Meant for continuous counters: a
+ * non-continuous one is started in a fresh session and reads ~0.
+ */
+int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
+                       int *found);
+
+/* benchmark options: -m max_size (K/M suffix allowed), -i iters,
+ * -w warmup, -W window; iters/warmup < 0 mean "default for the size" */
+struct loom_bench_opts {
+    size_t max_size;
+    int iters;
+    int warmup;
+    int window;
+};
+
+/* parse argv into opts (which holds the defaults on entry); on a bad or
+ * unknown option rank 0 prints usage, and everybody finalizes and exits 2 */
+void loom_bench_parse(int argc, char **argv, const char *usage,
+                      struct loom_bench_opts *opts);
+
+/* iterations for size: opts value if given, else small / large default
+ * (large from 64 KiB up) */
+int loom_bench_iters(int given, size_t size, int small, int large);
+
+#endif /* LOOM_TEST_UTIL_H */

@@ -1,0 +1,98 @@
+#!/bin/bash
+#
+# Run the loom MPI correctness tests.
+#
+# Environment:
+#   LOOM_MPIRUN        mpirun command (default: mpirun)
+#   LOOM_MPI_ARGS      extra mpirun arguments (default: use loom:
+#                      --mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo)
+#   LOOM_TEST_BINDIR   directory of the built test programs (default: this
+#                      script's directory)
+#   LOOM_TEST_LOGDIR   where each run's output is kept (default: a new
+#                      temporary directory)
+#   LOOM_TEST_TIMEOUT  seconds per run (default: 300)
+#
+# Every run stays on loopback (oob and btl tcp restricted to lo).  Each test
+# runs with -np 2, all but test_pvars with -np 4 as well.  Exit code 77 of a
+# test means skipped.  Exits 1 if any run failed.
+
+set -eu
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+read -r -a mpirun <<< "${LOOM_MPIRUN:-mpirun}"
+read -r -a mpi_args <<< "${LOOM_MPI_ARGS:---mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo}"
+bindir=${LOOM_TEST_BINDIR:-$script_dir}
+logdir=${LOOM_TEST_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/loom-mpi-tests.XXXXXX")}
+run_timeout=${LOOM_TEST_TIMEOUT:-300}
+
+fixed_args=(--oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
+if [ "$(id -u)" -eq 0 ]; then
+    fixed_args=(--allow-run-as-root "${fixed_args[@]}")
+fi
+
+# test name and the process counts it runs with
+tests=(
+    "test_sizes 2 4"
+    "test_datatypes 2 4"
+    "test_many_outstanding 2 4"
+    "test_any_source 2 4"
+    "test_alltoall 2 4"
+    "test_pvars 2"
+)
+
+mkdir -p "$logdir"
+echo "loom MPI tests: binaries in $bindir, logs in $logdir"
+echo "mpirun: ${mpirun[*]} ${fixed_args[*]} ${mpi_args[*]}"
+
+passed=0
+failed=0
+skipped=0
+failed_names=()
+
+for entry in "${tests[@]}"; do
+    read -r name nps <<< "$entry"
+    for np in $nps; do
+        label="$name (np=$np)"
+        log="$logdir/$name.np$np.log"
+        if [ ! -x "$bindir/$name" ]; then
+            echo "FAIL $label: $bindir/$name not found or not executable"
+            failed=$((failed + 1))
+            failed_names+=("$label")
+            continue
+        fi
+
+        start=$SECONDS
+        rc=0
+        timeout -k 10 "$run_timeout" "${mpirun[@]}" "${fixed_args[@]}" \
+            "${mpi_args[@]}" -np "$np" "$bindir/$name" > "$log" 2>&1 || rc=$?
+        elapsed=$((SECONDS - start))
+
+        if [ "$rc" -eq 0 ] && grep -q "^PASS $name\$" "$log"; then
+            echo "PASS $label ${elapsed}s"
+            passed=$((passed + 1))
+        elif [ "$rc" -eq 77 ]; then
+            echo "SKIP $label: $(grep -m1 '^SKIP:' "$log" || echo 'exit code 77')"
+            skipped=$((skipped + 1))
+        else
+            if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+                reason="timed out after ${run_timeout}s"
+            elif [ "$rc" -eq 0 ]; then
+                reason="exit code 0 but no 'PASS $name' line"
+            else
+                reason="exit code $rc"
+            fi
+            echo "FAIL $label: $reason, ${elapsed}s, log $log"
+            grep -v '^ *$' "$log" | tail -n 15 | sed 's/^/    | /'
+            failed=$((failed + 1))
+            failed_names+=("$label")
+        fi
+    done
+done
+
+echo
+if [ "$failed" -gt 0 ]; then
+    echo "failed: ${failed_names[*]}"
+fi
+echo "Summary: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

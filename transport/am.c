@@ -1,0 +1,177 @@
+/*
+ * Active messages: the upper layer's sends and loom's own control messages.
+ */
+#include "loom_internal.h"
+
+#include <string.h>
+
+typedef struct loom_am_pack_arg {
+    const loom_wire_hdr_t *hdr;
+    const struct iovec    *iov;
+    int                    iovcnt;
+} loom_am_pack_arg_t;
+
+static size_t loom_am_pack(void *dest, void *arg)
+{
+    const loom_am_pack_arg_t *pack = arg;
+    uint8_t *p = dest;
+    int i;
+
+    if (NULL != pack->hdr) {
+        memcpy(p, pack->hdr, sizeof(*pack->hdr));
+        p += sizeof(*pack->hdr);
+    }
+    for (i = 0; i < pack->iovcnt; ++i) {
+        memcpy(p, pack->iov[i].iov_base, pack->iov[i].iov_len);
+        p += pack->iov[i].iov_len;
+    }
+    return (size_t)(p - (uint8_t *)dest);
+}
+
+static size_t loom_iov_length(const struct iovec *iov, int iovcnt)
+{
+    size_t length = 0;
+    int i;
+
+    for (i = 0; i < iovcnt; ++i) {
+        length += iov[i].iov_len;
+    }
+    return length;
+}
+
+void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total)
+{
+    hdr->version = LOOM_WIRE_VERSION;
+    hdr->type    = type;
+    hdr->tag     = tag;
+    hdr->flags   = 0;
+    hdr->length  = loom_le32((uint32_t)(total - sizeof(*hdr)));
+}
+
+/* Send one message on a rail now: LOOM_OK, LOOM_ERR_AGAIN, or an error. */
+int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_hdr_t *hdr,
+                  const struct iovec *iov, int iovcnt)
+{
+    loom_peer_rail_t *prail = &peer->rails[rail];
+    loom_am_pack_arg_t arg = {hdr, iov, iovcnt};
+    ssize_t packed;
+
+    if (!prail->usable) {
+        return prail->failed ? LOOM_ERR_UNREACH : LOOM_ERR_AGAIN;
+    }
+    packed = uct_ep_am_bcopy(prail->ep, am_id, loom_am_pack, &arg, 0);
+    if (packed >= 0) {
+        return LOOM_OK;
+    }
+    if (UCS_ERR_NO_RESOURCE == (ucs_status_t)packed) {
+        return LOOM_ERR_AGAIN;
+    }
+    loom_log(peer->engine, LOOM_LOG_ERROR, "send to peer %#llx on rail %d failed: %s",
+             (unsigned long long)peer->name, rail, ucs_status_string((ucs_status_t)packed));
+    loom_peer_fail_rail(peer, rail, (ucs_status_t)packed);
+    return LOOM_ERR_IO;
+}
+
+int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt)
+{
+    size_t length = loom_iov_length(iov, iovcnt);
+    loom_wire_hdr_t hdr;
+    int rc;
+
+    loom_wire_hdr_fill(&hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
+    rc = loom_am_issue(peer, peer->am_rail, LOOM_WIRE_SEND, &hdr, iov, iovcnt);
+    if (LOOM_OK == rc) {
+        loom_rail_stats_t *stats = &peer->engine->rails[peer->am_rail].stats;
+        stats->bytes_sent += length;
+        ++stats->messages_sent;
+    }
+    return rc;
+}
+
+int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                 loom_op_t *op)
+{
+    int rc;
+
+    if (loom_iov_length(iov, iovcnt) > peer->engine->rails[peer->am_rail].info.am_max) {
+        return LOOM_ERR_INVALID;
+    }
+    /* Behind queued messages to the same peer: keep the order. */
+    rc = (NULL == peer->queue_head) ? loom_am_send_now(peer, tag, iov, iovcnt)
+                                    : LOOM_ERR_AGAIN;
+    if (LOOM_ERR_AGAIN != rc || NULL == op) {
+        return rc;
+    }
+    loom_op_start(peer, op, LOOM_OP_AM, LOOM_STAGE_SEND);
+    op->tag    = tag;
+    op->iov    = iov;
+    op->iovcnt = iovcnt;
+    loom_op_queue(peer, op);
+    return LOOM_INPROGRESS;
+}
+
+/* Queue a control message (it carries its own header) for peer. */
+int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
+{
+    loom_op_t *op;
+
+    if (length > LOOM_OP_MSG_MAX) {
+        return LOOM_ERR_INVALID;
+    }
+    op = loom_op_alloc_ctrl(peer->engine);
+    if (NULL == op) {
+        return LOOM_ERR_NOMEM;
+    }
+    loom_op_start(peer, op, LOOM_OP_CTRL, LOOM_STAGE_SEND);
+    memcpy(op->msg, msg, length);
+    op->msg_len = length;
+    op->rail    = rail;
+    loom_op_queue(peer, op);
+    return LOOM_OK;
+}
+
+/* Validate the common header of a received message; count refusals. */
+bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uint8_t type,
+                         size_t min_length)
+{
+    loom_wire_hdr_t hdr;
+    const char *why = NULL;
+
+    if (length < sizeof(hdr) || length < min_length) {
+        why = "too short";
+    } else {
+        memcpy(&hdr, data, sizeof(hdr));
+        if (hdr.version != LOOM_WIRE_VERSION) {
+            why = "wrong wire version";
+        } else if (hdr.type != type) {
+            why = "type does not match its AM id";
+        } else if (loom_from_le32(hdr.length) != length - sizeof(hdr)) {
+            why = "length field does not match the message";
+        }
+    }
+    if (NULL != why) {
+        ++rail->stats.refused;
+        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a message of type %u "
+                 "(%zu bytes): %s", rail->info.tl_name, rail->info.dev_name, type, length,
+                 why);
+        return false;
+    }
+    return true;
+}
+
+ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    const loom_wire_hdr_t *hdr = data;
+    loom_engine_t *engine = rail->engine;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_SEND, sizeof(*hdr))) {
+        return UCS_OK;
+    }
+    rail->stats.bytes_received += length - sizeof(*hdr);
+    ++rail->stats.messages_received;
+    engine->config.recv_cb(engine->config.cb_ctx, hdr->tag, hdr + 1,
+                           length - sizeof(*hdr));
+    return UCS_OK;
+}

@@ -1,0 +1,413 @@
+/*
+ * The engine: owns the UCT worker and the rails, drives progress and the
+ * operation queues.
+ */
+#include "loom_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *loom_strerror(int rc)
+{
+    switch (rc) {
+    case LOOM_OK:            return "success";
+    case LOOM_INPROGRESS:    return "in progress";
+    case LOOM_ERR_AGAIN:     return "no resources, try again";
+    case LOOM_ERR_INVALID:   return "invalid argument or configuration";
+    case LOOM_ERR_NOMEM:     return "out of memory";
+    case LOOM_ERR_UNREACH:   return "peer unreachable on every rail";
+    case LOOM_ERR_IO:        return "transport I/O error";
+    case LOOM_ERR_STALE_KEY: return "remote key refused (unknown or stale)";
+    case LOOM_ERR_RANGE:     return "remote address outside the registered region";
+    case LOOM_ERR_NOT_FOUND: return "not found";
+    default:                 return "unknown error";
+    }
+}
+
+void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    if (level > engine->config.verbose && level > LOOM_LOG_WARN) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (NULL != engine->config.log_cb) {
+        engine->config.log_cb(engine->config.cb_ctx, level, msg);
+    } else {
+        fprintf(stderr, "loom: %s\n", msg);
+    }
+}
+
+int loom_status_to_rc(ucs_status_t status)
+{
+    switch (status) {
+    case UCS_OK:              return LOOM_OK;
+    case UCS_INPROGRESS:      return LOOM_INPROGRESS;
+    case UCS_ERR_NO_RESOURCE: return LOOM_ERR_AGAIN;
+    case UCS_ERR_NO_MEMORY:   return LOOM_ERR_NOMEM;
+    case UCS_ERR_UNREACHABLE: return LOOM_ERR_UNREACH;
+    default:                  return LOOM_ERR_IO;
+    }
+}
+
+static uint32_t loom_new_epoch(void)
+{
+    uint32_t epoch = 0;
+
+    /* Any value but 0; a restarted process must not reuse its old epoch. */
+    while (0 == epoch) {
+        if (getrandom(&epoch, sizeof(epoch), 0) != (ssize_t)sizeof(epoch)) {
+            epoch = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 12) ^ (uint32_t)clock();
+        }
+    }
+    return epoch;
+}
+
+int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engine_p)
+{
+    loom_rail_choice_t choices[LOOM_MAX_RAILS];
+    loom_engine_t *engine;
+    ucs_status_t status;
+    int rc, count = 0, i;
+
+    if (NULL == config || NULL == config->rails || 0 == config->name) {
+        return LOOM_ERR_INVALID;
+    }
+    engine = calloc(1, sizeof(*engine));
+    if (NULL == engine) {
+        return LOOM_ERR_NOMEM;
+    }
+    engine->config = *config;
+    snprintf(engine->rails_spec, sizeof(engine->rails_spec), "%s", config->rails);
+    engine->config.rails    = engine->rails_spec;
+    engine->epoch           = loom_new_epoch();
+    engine->next_region_id  = 1;
+    engine->next_request_id = 1;
+    loom_hash_init(&engine->peers);
+    loom_hash_init(&engine->regions);
+    loom_hash_init(&engine->requests);
+    loom_hash_init(&engine->early_connects);
+
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
+    if (UCS_OK != status) {
+        loom_log(engine, LOOM_LOG_ERROR, "cannot create UCS async context: %s",
+                 ucs_status_string(status));
+        free(engine);
+        return LOOM_ERR_IO;
+    }
+    status = uct_worker_create(engine->async, UCS_THREAD_MODE_SINGLE, &engine->worker);
+    if (UCS_OK != status) {
+        loom_log(engine, LOOM_LOG_ERROR, "cannot create UCT worker: %s",
+                 ucs_status_string(status));
+        rc = LOOM_ERR_IO;
+        goto err;
+    }
+
+    rc = loom_rails_select(engine, config->rails, config->max_rails, choices, &count);
+    if (LOOM_OK != rc) {
+        goto err;
+    }
+    for (i = 0; i < count; ++i) {
+        engine->rail_count = i + 1;
+        rc = loom_rail_open(engine, &engine->rails[i], choices[i].component,
+                            choices[i].md_name, choices[i].tl_name, choices[i].dev_name);
+        if (LOOM_OK != rc) {
+            goto err;
+        }
+        if (engine->rails[i].md_attr.rkey_packed_size + LOOM_WIRE_KEY_SLOT_HDR >
+            engine->rkey_stride) {
+            engine->rkey_stride = engine->rails[i].md_attr.rkey_packed_size +
+                                  LOOM_WIRE_KEY_SLOT_HDR;
+        }
+    }
+    if (sizeof(loom_wire_push_req_t) + loom_key_size(engine) > LOOM_OP_MSG_MAX) {
+        loom_log(engine, LOOM_LOG_ERROR, "remote keys of %zu bytes do not fit a push "
+                 "request; use fewer rails", loom_key_size(engine));
+        rc = LOOM_ERR_INVALID;
+        goto err;
+    }
+    rc = loom_address_pack(engine);
+    if (LOOM_OK != rc) {
+        goto err;
+    }
+    *engine_p = engine;
+    return LOOM_OK;
+
+err:
+    loom_engine_destroy(engine);
+    return rc;
+}
+
+void loom_engine_destroy(loom_engine_t *engine)
+{
+    loom_peer_t *peer;
+    loom_region_t *region;
+    loom_early_t *early;
+    size_t pos;
+    int i;
+
+    if (NULL == engine) {
+        return;
+    }
+    /* Peers and regions left by the user are released here. */
+    for (pos = 0; NULL != (peer = loom_hash_next(&engine->peers, &pos)); pos = 0) {
+        peer->refcount = 1;
+        loom_peer_disconnect(peer);
+    }
+    for (pos = 0; NULL != (region = loom_hash_next(&engine->regions, &pos)); pos = 0) {
+        loom_mem_deregister(region);
+    }
+    for (i = engine->rail_count - 1; i >= 0; --i) {
+        loom_rail_close(&engine->rails[i]);
+    }
+    if (NULL != engine->worker) {
+        uct_worker_destroy(engine->worker);
+    }
+    if (NULL != engine->async) {
+        ucs_async_context_destroy(engine->async);
+    }
+    loom_hash_fini(&engine->peers);
+    loom_hash_fini(&engine->regions);
+    loom_hash_fini(&engine->requests);
+    for (pos = 0; NULL != (early = loom_hash_next(&engine->early_connects, &pos));) {
+        free(early);
+    }
+    loom_hash_fini(&engine->early_connects);
+    free(engine->addr_blob);
+    free(engine);
+}
+
+/* ---- operations ---------------------------------------------------------- */
+
+void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
+{
+    op->next       = NULL;
+    op->peer       = peer;
+    op->kind       = kind;
+    op->stage      = stage;
+    op->status     = LOOM_OK;
+    op->rkey_valid = false;
+    ++peer->outstanding;
+    ++peer->engine->outstanding;
+}
+
+/* Hand a finished op to the done list; its callback runs from progress. */
+void loom_op_finish(loom_op_t *op, int status)
+{
+    loom_engine_t *engine = op->peer->engine;
+
+    op->status = status;
+    op->stage  = LOOM_STAGE_DONE;
+    op->next   = NULL;
+    if (NULL == engine->done_tail) {
+        engine->done_head = op;
+    } else {
+        engine->done_tail->next = op;
+    }
+    engine->done_tail = op;
+}
+
+void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
+{
+    loom_engine_t *engine = peer->engine;
+
+    op->next = NULL;
+    if (NULL == peer->queue_tail) {
+        peer->queue_head = op;
+    } else {
+        peer->queue_tail->next = op;
+    }
+    peer->queue_tail = op;
+    if (!peer->queued) {
+        peer->queued    = true;
+        peer->next_busy = engine->busy_peers;
+        engine->busy_peers = peer;
+    }
+}
+
+static void loom_ctrl_free(loom_op_t *op, int status)
+{
+    (void)status;
+    free(op);
+}
+
+/* An op the engine sends on its own behalf; freed once done. */
+loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine)
+{
+    loom_op_t *op = calloc(1, sizeof(*op));
+
+    if (NULL == op) {
+        loom_log(engine, LOOM_LOG_ERROR, "out of memory for a control message");
+        return NULL;
+    }
+    op->cb = loom_ctrl_free;
+    return op;
+}
+
+/* Run an op's current stage: LOOM_OK (moved on), LOOM_ERR_AGAIN, or error. */
+int loom_op_advance(loom_op_t *op)
+{
+    struct iovec iov;
+
+    switch (op->kind) {
+    case LOOM_OP_AM:
+        return loom_am_send_now(op->peer, op->tag, op->iov, op->iovcnt);
+    case LOOM_OP_CTRL:
+        iov.iov_base = op->msg;
+        iov.iov_len  = op->msg_len;
+        return loom_am_issue(op->peer, op->rail, op->msg[1], NULL, &iov, 1);
+    default:
+        return loom_rdma_advance(op);
+    }
+}
+
+static int loom_engine_drain_queues(loom_engine_t *engine)
+{
+    loom_peer_t *peer, **prev = &engine->busy_peers;
+    int count = 0, rc;
+
+    while (NULL != (peer = *prev)) {
+        loom_op_t *op;
+        while (NULL != (op = peer->queue_head)) {
+            /* Off the queue while it runs: finishing reuses op->next. */
+            peer->queue_head = op->next;
+            if (NULL == peer->queue_head) {
+                peer->queue_tail = NULL;
+            }
+            rc = loom_op_advance(op);
+            if (LOOM_ERR_AGAIN == rc) {
+                op->next = peer->queue_head;
+                peer->queue_head = op;
+                if (NULL == peer->queue_tail) {
+                    peer->queue_tail = op;
+                }
+                break;
+            }
+            ++count;
+            if (rc < 0) {
+                loom_op_finish(op, rc);
+            } else if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
+                loom_op_finish(op, LOOM_OK);
+            }
+            /* rdma ops moved on to wait for their UCT completion */
+        }
+        if (NULL == peer->queue_head) {
+            peer->queued = false;
+            *prev = peer->next_busy;
+        } else {
+            prev = &peer->next_busy;
+        }
+    }
+    return count;
+}
+
+static int loom_engine_run_callbacks(loom_engine_t *engine)
+{
+    loom_op_t *op;
+    int count = 0;
+
+    while (NULL != (op = engine->done_head)) {
+        engine->done_head = op->next;
+        if (NULL == engine->done_head) {
+            engine->done_tail = NULL;
+        }
+        if (op->rkey_valid) {
+            uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
+            op->rkey_valid = false;
+        }
+        --op->peer->outstanding;
+        --engine->outstanding;
+        ++count;
+        op->cb(op, op->status);
+    }
+    return count;
+}
+
+int loom_engine_progress(loom_engine_t *engine)
+{
+    int count;
+
+    /* Callbacks may call back into the engine; do not nest. */
+    if (engine->in_progress) {
+        return 0;
+    }
+    engine->in_progress = true;
+    count  = (int)uct_worker_progress(engine->worker);
+    if (NULL != engine->busy_peers) {
+        count += loom_engine_drain_queues(engine);
+    }
+    if (NULL != engine->done_head) {
+        count += loom_engine_run_callbacks(engine);
+    }
+    engine->in_progress = false;
+    return count;
+}
+
+/* ---- accessors ----------------------------------------------------------- */
+
+int loom_engine_rail_count(const loom_engine_t *engine)
+{
+    return engine->rail_count;
+}
+
+const loom_rail_info_t *loom_engine_rail_info(const loom_engine_t *engine, int rail)
+{
+    return (rail >= 0 && rail < engine->rail_count) ? &engine->rails[rail].info : NULL;
+}
+
+loom_rail_stats_t *loom_engine_rail_stats(loom_engine_t *engine, int rail)
+{
+    return (rail >= 0 && rail < engine->rail_count) ? &engine->rails[rail].stats : NULL;
+}
+
+uint32_t loom_engine_epoch(const loom_engine_t *engine)
+{
+    return engine->epoch;
+}
+
+size_t loom_engine_am_max(const loom_engine_t *engine)
+{
+    size_t max = SIZE_MAX;
+    int i;
+
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (engine->rails[i].info.am_max < max) {
+            max = engine->rails[i].info.am_max;
+        }
+    }
+    return max;
+}
+
+size_t loom_engine_rdma_max(const loom_engine_t *engine)
+{
+    size_t max = SIZE_MAX;
+    int i;
+
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (engine->rails[i].info.put_max < max) {
+            max = engine->rails[i].info.put_max;
+        }
+    }
+    return max;
+}
+
+int loom_engine_address(loom_engine_t *engine, void **blob_p, size_t *length_p)
+{
+    *blob_p   = engine->addr_blob;
+    *length_p = engine->addr_blob_len;
+    return LOOM_OK;
+}
+
+size_t loom_engine_outstanding(const loom_engine_t *engine)
+{
+    return engine->outstanding;
+}

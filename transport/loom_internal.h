@@ -1,0 +1,176 @@
+/*
+ * Private structures of the loom transport engine.
+ */
+#ifndef LOOM_INTERNAL_H
+#define LOOM_INTERNAL_H
+
+#include "loom/transport.h"
+#include "loom/wire.h"
+#include "loom_hash.h"
+
+#include <ucs/async/async_fwd.h>
+
+typedef struct loom_rail {
+    int                index;
+    struct loom_engine *engine;
+    uct_component_h    component;
+    uct_md_h           md;
+    uct_iface_h        iface;
+    uct_md_attr_t      md_attr;
+    uct_iface_attr_t   attr;
+    bool               needs_reg;     /* memory must be registered on this MD */
+    uint8_t           *dev_addr;
+    uint8_t           *iface_addr;
+    loom_rail_info_t   info;
+    loom_rail_stats_t  stats;
+} loom_rail_t;
+
+/* State of one rail towards one peer. */
+typedef struct loom_peer_rail {
+    uct_ep_h ep;
+    bool     usable;          /* connected both ways, not failed */
+    bool     failed;
+    bool     local_connected; /* connect-to-ep: our ep is connected */
+    bool     told_connected;  /* connect-to-ep: peer knows we are connected */
+} loom_peer_rail_t;
+
+struct loom_peer {
+    loom_engine_t   *engine;
+    uint64_t         name;
+    uint32_t         epoch;       /* the peer's incarnation when connected */
+    int              refcount;
+    int              am_rail;     /* fixed rail for messages to this peer */
+    loom_peer_rail_t rails[LOOM_MAX_RAILS];
+    loom_wire_rail_addr_t remote_rails[LOOM_MAX_RAILS];
+    uint8_t         *remote_dev_addr[LOOM_MAX_RAILS]; /* connect-to-ep */
+    loom_op_t       *queue_head;  /* ops waiting to be issued, in order */
+    loom_op_t       *queue_tail;
+    bool             queued;      /* on engine->busy_peers */
+    struct loom_peer *next_busy;
+    size_t           outstanding;
+};
+
+/* CONNECT messages that arrived before we connected to their sender. */
+typedef struct loom_early {
+    size_t  length[LOOM_MAX_RAILS];
+    uint8_t msg[LOOM_MAX_RAILS][LOOM_OP_MSG_MAX];
+} loom_early_t;
+
+/* The kinds of operations and their stages. */
+enum loom_op_kind {
+    LOOM_OP_AM,        /* user AM: stage SEND */
+    LOOM_OP_PUT,       /* user put: ISSUE, FLUSH, WAIT */
+    LOOM_OP_GET,       /* user get on a rail with hardware get: ISSUE, FLUSH, WAIT */
+    LOOM_OP_PUSH_REQ,  /* user get by push: SEND request, WAIT for PUSH_DONE */
+    LOOM_OP_SERVE,     /* owner side of a push: ISSUE put, FLUSH, WAIT, SEND done */
+    LOOM_OP_CTRL,      /* engine message (PUSH_DONE, CONNECT): SEND */
+};
+
+enum loom_op_stage {
+    LOOM_STAGE_ISSUE,
+    LOOM_STAGE_FLUSH,
+    LOOM_STAGE_WAIT,
+    LOOM_STAGE_SEND,
+    LOOM_STAGE_DONE,
+};
+
+struct loom_region {
+    loom_engine_t *engine;
+    uint64_t       id;
+    void          *base;
+    size_t         length;
+    uct_mem_h      memh[LOOM_MAX_RAILS];
+    uint16_t       rkey_len[LOOM_MAX_RAILS];
+    uint8_t       *rkeys;          /* rail_count * rkey_stride bytes */
+};
+
+struct loom_engine {
+    loom_engine_config_t config;
+    char                 rails_spec[1024];
+    ucs_async_context_t *async;
+    uct_worker_h         worker;
+    int                  rail_count;
+    loom_rail_t          rails[LOOM_MAX_RAILS];
+    uint32_t             epoch;
+    uint64_t             next_region_id;
+    uint64_t             next_request_id;
+    size_t               rkey_stride;  /* bytes per rail slot in a key */
+    loom_hash_t          peers;        /* name -> loom_peer_t */
+    loom_hash_t          regions;      /* region id -> loom_region_t */
+    loom_hash_t          requests;     /* request id -> loom_op_t */
+    loom_hash_t          early_connects; /* name -> CONNECT messages from peers
+                                            not connected yet (loom_early_t) */
+    loom_peer_t         *busy_peers;   /* peers with a non-empty queue */
+    loom_op_t           *done_head;    /* ops whose callback is due */
+    loom_op_t           *done_tail;
+    size_t               outstanding;
+    void                *addr_blob;
+    size_t               addr_blob_len;
+    bool                 in_progress;
+};
+
+/* engine.c */
+void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int  loom_status_to_rc(ucs_status_t status);
+void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
+void loom_op_finish(loom_op_t *op, int status);
+void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
+int  loom_op_advance(loom_op_t *op);
+loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
+
+/* rail.c */
+int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
+                    const char *md_name, const char *tl_name, const char *dev_name);
+void loom_rail_close(loom_rail_t *rail);
+
+/* rail_select.c */
+typedef struct loom_rail_choice {
+    uct_component_h component;
+    char md_name[UCT_MD_NAME_MAX];
+    char tl_name[UCT_TL_NAME_MAX];
+    char dev_name[UCT_DEVICE_NAME_MAX];
+} loom_rail_choice_t;
+int  loom_rails_select(loom_engine_t *engine, const char *spec, int max_rails,
+                       loom_rail_choice_t *choices, int *count_p);
+
+/* address.c */
+int  loom_address_pack(loom_engine_t *engine);
+int  loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t **addr_p,
+                        const loom_wire_rail_addr_t **rails_p,
+                        const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p);
+
+/* am.c */
+ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
+int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_hdr_t *hdr,
+                   const struct iovec *iov, int iovcnt);
+int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
+int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
+bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
+                         uint8_t type, size_t min_length);
+void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
+
+/* peer.c */
+loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
+int  loom_peer_rdma_rail(loom_peer_t *peer);
+void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
+ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
+ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
+
+/* region.c */
+int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
+                    const loom_wire_key_t **key_p);
+int  loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int rail,
+                   uct_rkey_bundle_t *bundle);
+int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch,
+                       uint64_t addr, uint64_t length, loom_region_t **region_p);
+
+/* rdma.c */
+ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
+ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
+int  loom_rdma_advance(loom_op_t *op);
+
+#define loom_container_of(_ptr, _type, _member) \
+    ((_type *)((char *)(_ptr) - offsetof(_type, _member)))
+
+#endif

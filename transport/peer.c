@@ -1,0 +1,377 @@
+/*
+ * Peers: the endpoints to one remote process on every rail, connection
+ * set-up for both UCT models, and rail failure.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name)
+{
+    return loom_hash_get(&engine->peers, name);
+}
+
+uint64_t loom_peer_name(const loom_peer_t *peer)
+{
+    return peer->name;
+}
+
+size_t loom_peer_outstanding(const loom_peer_t *peer)
+{
+    return peer->outstanding;
+}
+
+/* A rail that connects to interfaces, usable towards this peer, or -1. */
+static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (!peer->engine->rails[i].info.connect_to_ep && peer->rails[i].usable) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The rail for messages: a fixed choice per peer spreads peers over rails. */
+static void loom_peer_choose_am_rail(loom_peer_t *peer)
+{
+    int count = peer->engine->rail_count, first = (int)(peer->name % (uint64_t)count), i;
+
+    for (i = 0; i < count; ++i) {
+        int rail = (first + i) % count;
+        if (NULL != peer->rails[rail].ep && !peer->rails[rail].failed) {
+            peer->am_rail = rail;
+            return;
+        }
+    }
+}
+
+int loom_peer_rdma_rail(loom_peer_t *peer)
+{
+    return peer->am_rail;
+}
+
+static int loom_connect_send(loom_peer_t *peer, int rail_index)
+{
+    loom_rail_t *rail = &peer->engine->rails[rail_index];
+    loom_peer_rail_t *prail = &peer->rails[rail_index];
+    uint8_t msg[LOOM_OP_MSG_MAX];
+    loom_wire_connect_t *conn = (loom_wire_connect_t *)msg;
+    size_t length = sizeof(*conn) + rail->attr.device_addr_len + rail->attr.ep_addr_len;
+    int boot = loom_peer_bootstrap_rail(peer);
+    ucs_status_t status;
+
+    if (boot < 0) {
+        loom_log(peer->engine, LOOM_LOG_ERROR, "rail %s:%s connects endpoint to endpoint, "
+                 "but no rail that connects to interfaces reaches peer %#llx to exchange "
+                 "the addresses", rail->info.tl_name, rail->info.dev_name,
+                 (unsigned long long)peer->name);
+        return LOOM_ERR_UNREACH;
+    }
+    if (length > sizeof(msg)) {
+        return LOOM_ERR_INVALID;
+    }
+    memset(conn, 0, sizeof(*conn));
+    loom_wire_hdr_fill(&conn->hdr, LOOM_WIRE_CONNECT, 0, length);
+    conn->sender       = loom_le64(peer->engine->config.name);
+    conn->sender_epoch = loom_le32(peer->engine->epoch);
+    conn->rail_index   = loom_le16((uint16_t)rail_index);
+    conn->connected    = prail->local_connected;
+    conn->dev_addr_len = loom_le16((uint16_t)rail->attr.device_addr_len);
+    conn->ep_addr_len  = loom_le16((uint16_t)rail->attr.ep_addr_len);
+    memcpy(conn + 1, rail->dev_addr, rail->attr.device_addr_len);
+    status = uct_ep_get_address(prail->ep, (uct_ep_addr_t *)((uint8_t *)(conn + 1) +
+                                                             rail->attr.device_addr_len));
+    if (UCS_OK != status) {
+        return loom_status_to_rc(status);
+    }
+    if (prail->local_connected) {
+        prail->told_connected = true;
+    }
+    return loom_ctrl_send(peer, boot, msg, length);
+}
+
+static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,
+                                  const uint8_t *iface_addr)
+{
+    loom_rail_t *rail = &peer->engine->rails[index];
+    loom_peer_rail_t *prail = &peer->rails[index];
+    uct_ep_params_t params;
+    ucs_status_t status;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface      = rail->iface;
+    if (!rail->info.connect_to_ep) {
+        if (!uct_iface_is_reachable(rail->iface, (const uct_device_addr_t *)dev_addr,
+                                    (const uct_iface_addr_t *)iface_addr)) {
+            loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx is not reachable on rail "
+                     "%s:%s", (unsigned long long)peer->name, rail->info.tl_name,
+                     rail->info.dev_name);
+            return LOOM_ERR_UNREACH;
+        }
+        params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        params.dev_addr    = (const uct_device_addr_t *)dev_addr;
+        params.iface_addr  = (const uct_iface_addr_t *)iface_addr;
+    }
+    status = uct_ep_create(&params, &prail->ep);
+    if (UCS_OK != status) {
+        loom_log(peer->engine, LOOM_LOG_WARN, "cannot create endpoint to peer %#llx on "
+                 "rail %s:%s: %s", (unsigned long long)peer->name, rail->info.tl_name,
+                 rail->info.dev_name, ucs_status_string(status));
+        prail->ep = NULL;
+        return loom_status_to_rc(status);
+    }
+    prail->usable = !rail->info.connect_to_ep;
+    return LOOM_OK;
+}
+
+static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *conn);
+
+int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
+                      loom_peer_t **peer_p)
+{
+    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
+    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
+    const loom_wire_addr_t *addr;
+    loom_early_t *early;
+    loom_peer_t *peer;
+    int rc, i, connected = 0;
+
+    rc = loom_address_parse(blob, length, &addr, rails, dev_addrs, iface_addrs);
+    if (LOOM_OK != rc) {
+        loom_log(engine, LOOM_LOG_ERROR, "refused a malformed address blob of %zu bytes",
+                 length);
+        return rc;
+    }
+    peer = loom_peer_lookup(engine, loom_from_le64(addr->name));
+    if (NULL != peer) {
+        ++peer->refcount;
+        *peer_p = peer;
+        return LOOM_OK;
+    }
+    peer = calloc(1, sizeof(*peer));
+    if (NULL == peer) {
+        return LOOM_ERR_NOMEM;
+    }
+    peer->engine   = engine;
+    peer->name     = loom_from_le64(addr->name);
+    peer->epoch    = loom_from_le32(addr->epoch);
+    peer->refcount = 1;
+    if (0 != loom_hash_put(&engine->peers, peer->name, peer)) {
+        free(peer);
+        return LOOM_ERR_NOMEM;
+    }
+    /* Rail i pairs with the peer's rail i when both run the same transport. */
+    for (i = 0; i < engine->rail_count && i < addr->rail_count; ++i) {
+        loom_wire_rail_addr_t remote;
+        bool remote_ep;
+
+        memcpy(&remote, rails[i], sizeof(remote));
+        peer->remote_rails[i] = remote;
+        remote_ep = !!(loom_from_le32(remote.flags) & LOOM_WIRE_RAIL_CONNECT_TO_EP);
+        if (strcmp(remote.tl_name, engine->rails[i].info.tl_name) ||
+            remote_ep != engine->rails[i].info.connect_to_ep) {
+            loom_log(engine, LOOM_LOG_WARN, "peer %#llx rail %d is %s:%s, ours is %s:%s: "
+                     "not used", (unsigned long long)peer->name, i, remote.tl_name,
+                     remote.dev_name, engine->rails[i].info.tl_name,
+                     engine->rails[i].info.dev_name);
+            continue;
+        }
+        if (LOOM_OK == loom_peer_rail_connect(peer, i, dev_addrs[i], iface_addrs[i])) {
+            ++connected;
+        }
+    }
+    if (0 == connected) {
+        loom_log(engine, LOOM_LOG_ERROR, "peer %#llx is unreachable on every rail",
+                 (unsigned long long)peer->name);
+        peer->refcount = 1;
+        loom_peer_disconnect(peer);
+        return LOOM_ERR_UNREACH;
+    }
+    loom_peer_choose_am_rail(peer);
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (NULL != peer->rails[i].ep && engine->rails[i].info.connect_to_ep) {
+            (void)loom_connect_send(peer, i);
+        }
+    }
+    early = loom_hash_remove(&engine->early_connects, peer->name);
+    if (NULL != early) {
+        for (i = 0; i < LOOM_MAX_RAILS; ++i) {
+            if (early->length[i] > 0) {
+                loom_connect_apply(peer, (const loom_wire_connect_t *)early->msg[i]);
+            }
+        }
+        free(early);
+    }
+    *peer_p = peer;
+    return LOOM_OK;
+}
+
+void loom_peer_disconnect(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+    time_t deadline = time(NULL) + 2;
+    loom_op_t *op;
+    int i;
+
+    if (--peer->refcount > 0) {
+        return;
+    }
+    /* Let what is in flight finish, but never hang on a dead peer. */
+    while (peer->outstanding > 0 && time(NULL) < deadline && !engine->in_progress) {
+        loom_engine_progress(engine);
+    }
+    while (NULL != (op = peer->queue_head)) {
+        peer->queue_head = op->next;
+        loom_op_finish(op, LOOM_ERR_UNREACH);
+    }
+    peer->queue_tail = NULL;
+    if (peer->queued) {
+        loom_peer_t **prev = &engine->busy_peers;
+        while (*prev != peer) {
+            prev = &(*prev)->next_busy;
+        }
+        *prev = peer->next_busy;
+    }
+    if (!engine->in_progress) {
+        loom_engine_progress(engine); /* run the callbacks of what was dropped */
+    }
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (NULL != peer->rails[i].ep) {
+            uct_ep_destroy(peer->rails[i].ep);
+        }
+    }
+    loom_hash_remove(&engine->peers, peer->name);
+    free(peer);
+}
+
+int loom_peer_flush(loom_peer_t *peer)
+{
+    while (peer->outstanding > 0) {
+        loom_engine_progress(peer->engine);
+    }
+    return LOOM_OK;
+}
+
+void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
+{
+    loom_peer_rail_t *prail = &peer->rails[rail];
+
+    if (prail->failed) {
+        return;
+    }
+    prail->failed = true;
+    prail->usable = false;
+    /* A peer that closes while nothing is in flight to it (e.g. it finalized
+     * first) is no error; an operation that later needs the rail reports it. */
+    loom_log(peer->engine, peer->outstanding > 0 ? LOOM_LOG_ERROR : LOOM_LOG_INFO,
+             "rail %s:%s to peer %#llx failed: %s",
+             peer->engine->rails[rail].info.tl_name, peer->engine->rails[rail].info.dev_name,
+             (unsigned long long)peer->name, ucs_status_string(status));
+    if (peer->am_rail == rail) {
+        loom_peer_choose_am_rail(peer);
+    }
+}
+
+ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status)
+{
+    loom_rail_t *rail = arg;
+    loom_peer_t *peer;
+    size_t pos = 0;
+
+    while (NULL != (peer = loom_hash_next(&rail->engine->peers, &pos))) {
+        if (peer->rails[rail->index].ep == ep) {
+            loom_peer_fail_rail(peer, rail->index, status);
+        }
+    }
+    return UCS_OK;
+}
+
+/* ---- connect-to-ep address exchange ----------------------------------------- */
+
+static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *conn)
+{
+    int index = loom_from_le16(conn->rail_index);
+    loom_peer_rail_t *prail;
+    const uint8_t *dev_addr = (const uint8_t *)(conn + 1);
+    ucs_status_t status;
+
+    if (index >= peer->engine->rail_count || NULL == peer->rails[index].ep ||
+        !peer->engine->rails[index].info.connect_to_ep) {
+        ++peer->engine->rails[0].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "refused a connect message from peer %#llx "
+                 "for rail %d", (unsigned long long)peer->name, index);
+        return;
+    }
+    prail = &peer->rails[index];
+    if (!prail->local_connected) {
+        status = uct_ep_connect_to_ep(prail->ep, (const uct_device_addr_t *)dev_addr,
+                                      (const uct_ep_addr_t *)(dev_addr +
+                                          loom_from_le16(conn->dev_addr_len)));
+        if (UCS_OK != status) {
+            loom_peer_fail_rail(peer, index, status);
+            return;
+        }
+        prail->local_connected = true;
+    }
+    if (!prail->told_connected) {
+        (void)loom_connect_send(peer, index);
+    }
+    if (conn->connected) {
+        prail->usable = true;
+    }
+}
+
+ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_engine_t *engine = rail->engine;
+    loom_wire_connect_t conn;
+    loom_early_t *early;
+    loom_peer_t *peer;
+    uint64_t sender;
+    unsigned index;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_CONNECT, sizeof(conn))) {
+        return UCS_OK;
+    }
+    memcpy(&conn, data, sizeof(conn));
+    index = loom_from_le16(conn.rail_index);
+    if (length != sizeof(conn) + loom_from_le16(conn.dev_addr_len) +
+                  loom_from_le16(conn.ep_addr_len) || length > LOOM_OP_MSG_MAX ||
+        index >= LOOM_MAX_RAILS) {
+        ++rail->stats.refused;
+        loom_log(engine, LOOM_LOG_WARN, "refused a connect message with bad lengths");
+        return UCS_OK;
+    }
+    sender = loom_from_le64(conn.sender);
+    peer   = loom_peer_lookup(engine, sender);
+    if (NULL != peer) {
+        if (loom_from_le32(conn.sender_epoch) != peer->epoch) {
+            ++rail->stats.refused;
+            loom_log(engine, LOOM_LOG_WARN, "refused a connect message from an earlier "
+                     "incarnation of peer %#llx", (unsigned long long)sender);
+            return UCS_OK;
+        }
+        loom_connect_apply(peer, data);
+        return UCS_OK;
+    }
+    /* Not connected to the sender yet: keep the latest message per rail. */
+    early = loom_hash_get(&engine->early_connects, sender);
+    if (NULL == early) {
+        early = calloc(1, sizeof(*early));
+        if (NULL == early || 0 != loom_hash_put(&engine->early_connects, sender, early)) {
+            free(early);
+            return UCS_OK;
+        }
+    }
+    memcpy(early->msg[index], data, length);
+    early->length[index] = length;
+    return UCS_OK;
+}

@@ -1,0 +1,192 @@
+/*
+ * One rail: a UCT interface on one memory domain, transport and device.
+ */
+#include "loom_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes loom puts in front of every AM payload. */
+#define LOOM_AM_OVERHEAD sizeof(loom_wire_hdr_t)
+
+static int loom_rail_set_handlers(loom_rail_t *rail)
+{
+    static const struct {
+        uint8_t id;
+        uct_am_callback_t cb;
+    } handlers[] = {
+        {LOOM_WIRE_SEND,      loom_am_recv_send},
+        {LOOM_WIRE_PUSH_REQ,  loom_push_req_recv},
+        {LOOM_WIRE_PUSH_DONE, loom_push_done_recv},
+        {LOOM_WIRE_CONNECT,   loom_connect_recv},
+    };
+    ucs_status_t status;
+    size_t i;
+
+    for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
+        status = uct_iface_set_am_handler(rail->iface, handlers[i].id, handlers[i].cb,
+                                          rail, 0);
+        if (UCS_OK != status) {
+            loom_log(rail->engine, LOOM_LOG_ERROR, "rail %s:%s: cannot set AM handler "
+                     "%u: %s", rail->info.tl_name, rail->info.dev_name,
+                     handlers[i].id, ucs_status_string(status));
+            return LOOM_ERR_IO;
+        }
+    }
+    return LOOM_OK;
+}
+
+static int loom_rail_check_caps(loom_rail_t *rail)
+{
+    uint64_t flags = rail->attr.cap.flags;
+    const char *missing = NULL;
+
+    if (!(flags & UCT_IFACE_FLAG_AM_BCOPY)) {
+        missing = "active messages (am_bcopy)";
+    } else if (!(flags & (UCT_IFACE_FLAG_PUT_ZCOPY))) {
+        missing = "RDMA write (put_zcopy)";
+    } else if (!(flags & (UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_CONNECT_TO_EP))) {
+        missing = "point-to-point connections";
+    } else if (rail->attr.cap.am.max_bcopy <= LOOM_AM_OVERHEAD + 64) {
+        missing = "active messages of useful size";
+    }
+    if (NULL != missing) {
+        loom_log(rail->engine, LOOM_LOG_ERROR, "rail %s:%s cannot be used: the transport "
+                 "lacks %s", rail->info.tl_name, rail->info.dev_name, missing);
+        return LOOM_ERR_INVALID;
+    }
+    return LOOM_OK;
+}
+
+static void loom_rail_fill_info(loom_rail_t *rail)
+{
+    loom_rail_info_t *info = &rail->info;
+    uint64_t flags = rail->attr.cap.flags;
+
+    info->connect_to_ep = !(flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
+                          rail->engine->config.force_connect_to_ep;
+    info->has_put       = !!(flags & UCT_IFACE_FLAG_PUT_ZCOPY);
+    info->has_get       = !!(flags & UCT_IFACE_FLAG_GET_ZCOPY);
+    info->am_max        = rail->attr.cap.am.max_bcopy - LOOM_AM_OVERHEAD;
+    info->put_max       = rail->attr.cap.put.max_zcopy;
+    if (info->has_get && rail->attr.cap.get.max_zcopy < info->put_max) {
+        info->put_max = rail->attr.cap.get.max_zcopy;
+    }
+    info->latency_us    = rail->attr.latency.c * 1e6;
+    info->bandwidth_mbs = (rail->attr.bandwidth.dedicated +
+                           rail->attr.bandwidth.shared) / 1e6;
+    snprintf(info->component, sizeof(info->component), "%s",
+             rail->md_attr.component_name);
+}
+
+int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
+                   const char *md_name, const char *tl_name, const char *dev_name)
+{
+    uct_iface_params_t params;
+    uct_iface_config_t *iface_config = NULL;
+    uct_md_config_t *md_config = NULL;
+    ucs_status_t status;
+    int rc = LOOM_ERR_IO;
+
+    memset(rail, 0, sizeof(*rail));
+    rail->index     = (int)(rail - engine->rails);
+    rail->engine    = engine;
+    rail->component = component;
+    snprintf(rail->info.tl_name, sizeof(rail->info.tl_name), "%s", tl_name);
+    snprintf(rail->info.dev_name, sizeof(rail->info.dev_name), "%s", dev_name);
+
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (UCS_OK != status) {
+        goto out;
+    }
+    status = uct_md_open(component, md_name, md_config, &rail->md);
+    uct_config_release(md_config);
+    if (UCS_OK != status) {
+        goto out;
+    }
+    status = uct_md_query(rail->md, &rail->md_attr);
+    if (UCS_OK != status) {
+        goto out;
+    }
+    /* Registration is needed where the MD has it and remote keys mean something. */
+    rail->needs_reg = (rail->md_attr.cap.flags & UCT_MD_FLAG_REG) &&
+                      rail->md_attr.rkey_packed_size > 0;
+
+    status = uct_md_iface_config_read(rail->md, tl_name, NULL, NULL, &iface_config);
+    if (UCS_OK != status) {
+        goto out;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
+                        UCT_IFACE_PARAM_FIELD_STATS_ROOT | UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = tl_name;
+    params.mode.device.dev_name = dev_name;
+    params.stats_root           = NULL;
+    params.rx_headroom          = 0;
+    params.err_handler          = loom_rail_error;
+    params.err_handler_arg      = rail;
+    params.err_handler_flags    = 0;
+    status = uct_iface_open(rail->md, engine->worker, &params, iface_config, &rail->iface);
+    uct_config_release(iface_config);
+    if (UCS_OK != status) {
+        goto out;
+    }
+    status = uct_iface_query(rail->iface, &rail->attr);
+    if (UCS_OK != status) {
+        goto out;
+    }
+    loom_rail_fill_info(rail);
+    rc = loom_rail_check_caps(rail);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    rc = loom_rail_set_handlers(rail);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    rail->dev_addr   = calloc(1, rail->attr.device_addr_len + 1);
+    rail->iface_addr = calloc(1, rail->attr.iface_addr_len + 1);
+    if (NULL == rail->dev_addr || NULL == rail->iface_addr) {
+        return LOOM_ERR_NOMEM;
+    }
+    status = uct_iface_get_device_address(rail->iface, (uct_device_addr_t *)rail->dev_addr);
+    if (UCS_OK == status && (rail->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
+        status = uct_iface_get_address(rail->iface, (uct_iface_addr_t *)rail->iface_addr);
+    }
+    if (UCS_OK != status) {
+        goto out;
+    }
+    uct_iface_progress_enable(rail->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    loom_log(engine, LOOM_LOG_INFO, "rail %d: %s:%s (md %s), AM up to %zu B, put up to "
+             "%zu B, %s, %s", rail->index, tl_name, dev_name, md_name, rail->info.am_max,
+             rail->info.put_max, rail->info.has_get ? "hardware get" : "get by push",
+             rail->info.connect_to_ep ? "connect to ep" : "connect to iface");
+    return LOOM_OK;
+
+out:
+    loom_log(engine, LOOM_LOG_ERROR, "cannot open rail %s:%s (md %s): %s", tl_name,
+             dev_name, md_name, ucs_status_string(status));
+    return rc;
+}
+
+void loom_rail_close(loom_rail_t *rail)
+{
+    if (NULL != rail->iface) {
+        uct_iface_progress_disable(rail->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+        uct_iface_close(rail->iface);
+        rail->iface = NULL;
+    }
+    if (NULL != rail->md) {
+        uct_md_close(rail->md);
+        rail->md = NULL;
+    }
+    free(rail->dev_addr);
+    free(rail->iface_addr);
+    rail->dev_addr   = NULL;
+    rail->iface_addr = NULL;
+}

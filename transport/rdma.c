@@ -1,0 +1,393 @@
+/*
+ * RDMA: put, get, and the push request that emulates get on rails without
+ * one (and can later name a third process as destination).
+ *
+ * Completion is only reported once the data is visible where it went: a put
+ * is followed by an endpoint flush (remote completion); a push is reported
+ * by the owner's PUSH_DONE, sent after its own put was flushed.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void loom_rdma_comp(uct_completion_t *self);
+
+static int loom_wire_to_rc(uint32_t status)
+{
+    switch (status) {
+    case LOOM_WIRE_OK:           return LOOM_OK;
+    case LOOM_WIRE_UNKNOWN_KEY:
+    case LOOM_WIRE_STALE_KEY:    return LOOM_ERR_STALE_KEY;
+    case LOOM_WIRE_OUT_OF_RANGE: return LOOM_ERR_RANGE;
+    case LOOM_WIRE_BAD_REQUEST:  return LOOM_ERR_INVALID;
+    default:                     return LOOM_ERR_IO;
+    }
+}
+
+static uint32_t loom_rc_to_wire(int rc)
+{
+    switch (rc) {
+    case LOOM_OK:            return LOOM_WIRE_OK;
+    case LOOM_ERR_NOT_FOUND: return LOOM_WIRE_UNKNOWN_KEY;
+    case LOOM_ERR_STALE_KEY: return LOOM_WIRE_STALE_KEY;
+    case LOOM_ERR_RANGE:     return LOOM_WIRE_OUT_OF_RANGE;
+    case LOOM_ERR_INVALID:   return LOOM_WIRE_BAD_REQUEST;
+    default:                 return LOOM_WIRE_IO_ERROR;
+    }
+}
+
+/* Issue now if nothing is queued to the peer, else queue; errors go to the
+ * callback so that the caller sees every started op complete exactly once. */
+static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
+{
+    int rc = (NULL == peer->queue_head) ? loom_op_advance(op) : LOOM_ERR_AGAIN;
+
+    if (LOOM_ERR_AGAIN == rc) {
+        loom_op_queue(peer, op);
+    } else if (rc < 0) {
+        loom_op_finish(op, rc);
+    }
+    return LOOM_INPROGRESS;
+}
+
+static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, void *local,
+                             loom_region_t *local_region, uint64_t remote_addr,
+                             size_t length, int *rail_p)
+{
+    int rail = loom_peer_rdma_rail(peer);
+    loom_rail_t *r = &peer->engine->rails[rail];
+
+    if (length > r->info.put_max) {
+        return LOOM_ERR_INVALID;
+    }
+    if (!peer->rails[rail].usable && peer->rails[rail].failed) {
+        return LOOM_ERR_UNREACH;
+    }
+    if (r->needs_reg && NULL == local_region && length > 0) {
+        loom_log(peer->engine, LOOM_LOG_ERROR, "RDMA on rail %s:%s needs registered "
+                 "local memory", r->info.tl_name, r->info.dev_name);
+        return LOOM_ERR_INVALID;
+    }
+    op->local  = local;
+    op->remote = remote_addr;
+    op->length = length;
+    op->memh   = (NULL != local_region) ? local_region->memh[rail] : UCT_MEM_HANDLE_NULL;
+    *rail_p    = rail;
+    return LOOM_OK;
+}
+
+static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
+                           loom_region_t *local_region, uint64_t remote_addr,
+                           const void *remote_key, size_t remote_key_size, size_t length)
+{
+    const loom_wire_key_t *key;
+    uct_rkey_bundle_t rkey;
+    int rail, rc;
+
+    rc = loom_key_parse(peer->engine, remote_key, remote_key_size, &key);
+    if (LOOM_OK != rc) {
+        ++peer->engine->rails[peer->am_rail].stats.refused;
+        return rc;
+    }
+    rc = loom_rdma_prepare(peer, op, local, local_region, remote_addr, length, &rail);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    rc = loom_key_rkey(peer->engine, key, rail, &rkey);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    loom_op_start(peer, op, kind, LOOM_STAGE_ISSUE);
+    op->rail       = rail;
+    op->rkey       = rkey;
+    op->rkey_valid = true;
+    return loom_op_submit(peer, op);
+}
+
+int loom_put(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
+             uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
+             size_t length)
+{
+    return loom_rdma_start(peer, op, LOOM_OP_PUT, local, local_region, remote_addr,
+                           remote_key, remote_key_size, length);
+}
+
+/* Get by push request: the owner puts the data to us and tells us. */
+static int loom_push_start(loom_peer_t *peer, loom_op_t *op, void *local,
+                           loom_region_t *local_region, uint64_t remote_addr,
+                           const void *remote_key, size_t remote_key_size, size_t length)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_wire_push_req_t *req = (loom_wire_push_req_t *)op->msg;
+    const loom_wire_key_t *key;
+    size_t key_size = loom_key_size(engine);
+    int rail, rc;
+
+    rc = loom_key_parse(engine, remote_key, remote_key_size, &key);
+    if (LOOM_OK != rc) {
+        ++engine->rails[peer->am_rail].stats.refused;
+        return rc;
+    }
+    if (NULL == local_region) {
+        loom_log(engine, LOOM_LOG_ERROR, "a get by push request needs registered local "
+                 "memory (it names it to the owner)");
+        return LOOM_ERR_INVALID;
+    }
+    rc = loom_rdma_prepare(peer, op, local, local_region, remote_addr, length, &rail);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    memset(req, 0, sizeof(*req));
+    loom_wire_hdr_fill(&req->hdr, LOOM_WIRE_PUSH_REQ, 0, sizeof(*req) + key_size);
+    op->id             = engine->next_request_id++;
+    req->request_id    = loom_le64(op->id);
+    req->requester     = loom_le64(engine->config.name);
+    req->dest_proc     = loom_le64(engine->config.name);
+    req->notify_proc   = loom_le64(engine->config.name);
+    req->src_addr      = loom_le64(remote_addr);
+    req->dst_addr      = loom_le64((uint64_t)(uintptr_t)local);
+    req->length        = loom_le64((uint64_t)length);
+    req->src_region_id = key->region_id; /* both little-endian already */
+    req->src_epoch     = key->epoch;
+    rc = loom_key_pack(local_region, req + 1, key_size);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    if (0 != loom_hash_put(&engine->requests, op->id, op)) {
+        return LOOM_ERR_NOMEM;
+    }
+    loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
+    op->rail    = rail;
+    op->msg_len = sizeof(*req) + key_size;
+    return loom_op_submit(peer, op);
+}
+
+int loom_get(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
+             uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
+             size_t length)
+{
+    if (peer->engine->rails[loom_peer_rdma_rail(peer)].info.has_get) {
+        return loom_rdma_start(peer, op, LOOM_OP_GET, local, local_region, remote_addr,
+                               remote_key, remote_key_size, length);
+    }
+    return loom_push_start(peer, op, local, local_region, remote_addr, remote_key,
+                           remote_key_size, length);
+}
+
+/* ---- stages ---------------------------------------------------------------- */
+
+static void loom_rdma_account(loom_op_t *op)
+{
+    loom_rail_stats_t *stats = &op->peer->engine->rails[op->rail].stats;
+
+    switch (op->kind) {
+    case LOOM_OP_PUT:
+        stats->bytes_sent += op->length;
+        ++stats->puts;
+        break;
+    case LOOM_OP_SERVE:
+        stats->bytes_sent += op->length;
+        ++stats->pushes_served;
+        break;
+    default: /* gets, native or by push */
+        stats->bytes_received += op->length;
+        ++stats->gets;
+        break;
+    }
+}
+
+static void loom_push_done_send(loom_peer_t *notify, uint64_t request_id, uint64_t length,
+                                int rc)
+{
+    loom_wire_push_done_t done;
+
+    memset(&done, 0, sizeof(done));
+    loom_wire_hdr_fill(&done.hdr, LOOM_WIRE_PUSH_DONE, 0, sizeof(done));
+    done.request_id = loom_le64(request_id);
+    done.length     = loom_le64(length);
+    done.status     = loom_le32(loom_rc_to_wire(rc));
+    (void)loom_ctrl_send(notify, notify->am_rail, &done, sizeof(done));
+}
+
+static void loom_rdma_complete(loom_op_t *op, int rc)
+{
+    if (LOOM_OK == rc) {
+        loom_rdma_account(op);
+    }
+    if (LOOM_OP_SERVE == op->kind) {
+        loom_push_done_send(op->user, op->id, op->length, rc);
+    }
+    loom_op_finish(op, rc);
+}
+
+static void loom_rdma_comp(uct_completion_t *self)
+{
+    loom_op_t *op = loom_container_of(self, loom_op_t, comp);
+
+    loom_rdma_complete(op, (UCS_OK == self->status) ? LOOM_OK : LOOM_ERR_IO);
+}
+
+static int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
+{
+    if (UCS_OK == status) {
+        loom_rdma_complete(op, LOOM_OK);
+        return LOOM_OK;
+    }
+    if (UCS_INPROGRESS == status) {
+        op->stage = LOOM_STAGE_WAIT;
+        return LOOM_OK;
+    }
+    return loom_status_to_rc(status);
+}
+
+int loom_rdma_advance(loom_op_t *op)
+{
+    loom_peer_rail_t *prail = &op->peer->rails[op->rail];
+    ucs_status_t status;
+    struct iovec iov;
+    uct_iov_t uiov;
+    int rc;
+
+    if (!prail->usable) {
+        return prail->failed ? LOOM_ERR_UNREACH : LOOM_ERR_AGAIN;
+    }
+    uiov.buffer = op->local;
+    uiov.length = op->length;
+    uiov.memh   = op->memh;
+    uiov.stride = 0;
+    uiov.count  = 1;
+    op->comp.func   = loom_rdma_comp;
+    op->comp.count  = 1;
+    op->comp.status = UCS_OK;
+
+    if (LOOM_OP_PUSH_REQ == op->kind) {
+        iov.iov_base = op->msg;
+        iov.iov_len  = op->msg_len;
+        rc = loom_am_issue(op->peer, op->rail, LOOM_WIRE_PUSH_REQ, NULL, &iov, 1);
+        if (LOOM_OK == rc) {
+            op->stage = LOOM_STAGE_WAIT; /* until PUSH_DONE */
+        } else if (rc < 0 && LOOM_ERR_AGAIN != rc) {
+            loom_hash_remove(&op->peer->engine->requests, op->id);
+        }
+        return rc;
+    }
+    if (LOOM_OP_GET == op->kind) {
+        status = uct_ep_get_zcopy(prail->ep, &uiov, 1, op->remote, op->rkey.rkey, &op->comp);
+        return loom_rdma_wait_on(op, status);
+    }
+    /* put and serve: write, then flush for remote completion */
+    if (LOOM_STAGE_ISSUE == op->stage) {
+        status = uct_ep_put_zcopy(prail->ep, &uiov, 1, op->remote, op->rkey.rkey, NULL);
+        if (UCS_OK != status && UCS_INPROGRESS != status) {
+            return loom_status_to_rc(status);
+        }
+        op->stage = LOOM_STAGE_FLUSH;
+    }
+    status = uct_ep_flush(prail->ep, 0, &op->comp);
+    return loom_rdma_wait_on(op, status);
+}
+
+/* ---- receive side ------------------------------------------------------------ */
+
+ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_engine_t *engine = rail->engine;
+    loom_wire_push_req_t req;
+    const loom_wire_key_t *dst_key;
+    loom_peer_t *dest, *notify;
+    loom_region_t *region = NULL;
+    uct_rkey_bundle_t rkey;
+    loom_op_t *op;
+    int rc, dest_rail;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_REQ,
+                             sizeof(req) + sizeof(loom_wire_key_t))) {
+        return UCS_OK;
+    }
+    memcpy(&req, data, sizeof(req));
+    dest   = loom_peer_lookup(engine, loom_from_le64(req.dest_proc));
+    notify = loom_peer_lookup(engine, loom_from_le64(req.notify_proc));
+    if (NULL == notify) {
+        ++rail->stats.refused;
+        loom_log(engine, LOOM_LOG_WARN, "refused a push request whose process to notify "
+                 "(%#llx) is not connected", (unsigned long long)loom_from_le64(req.notify_proc));
+        return UCS_OK;
+    }
+    rc = loom_key_parse(engine, (const uint8_t *)data + sizeof(req), length - sizeof(req),
+                        &dst_key);
+    if (LOOM_OK == rc && NULL == dest) {
+        rc = LOOM_ERR_INVALID;
+    }
+    if (LOOM_OK == rc) {
+        rc = loom_region_check(engine, loom_from_le64(req.src_region_id),
+                               loom_from_le32(req.src_epoch), loom_from_le64(req.src_addr),
+                               loom_from_le64(req.length), &region);
+    }
+    if (LOOM_OK == rc && loom_from_le64(req.length) > rail->info.put_max) {
+        rc = LOOM_ERR_INVALID;
+    }
+    dest_rail = (NULL != dest) ? loom_peer_rdma_rail(dest) : 0;
+    if (LOOM_OK == rc) {
+        rc = loom_key_rkey(engine, dst_key, dest_rail, &rkey);
+    }
+    if (LOOM_OK != rc) {
+        ++rail->stats.refused;
+        loom_log(engine, LOOM_LOG_WARN, "refused a push request of %llu bytes from "
+                 "%#llx: %s", (unsigned long long)loom_from_le64(req.length),
+                 (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
+        loom_push_done_send(notify, loom_from_le64(req.request_id), 0, rc);
+        return UCS_OK;
+    }
+    op = loom_op_alloc_ctrl(engine);
+    if (NULL == op) {
+        uct_rkey_release(engine->rails[dest_rail].component, &rkey);
+        loom_push_done_send(notify, loom_from_le64(req.request_id), 0, LOOM_ERR_NOMEM);
+        return UCS_OK;
+    }
+    loom_op_start(dest, op, LOOM_OP_SERVE, LOOM_STAGE_ISSUE);
+    op->rail       = dest_rail;
+    op->rkey       = rkey;
+    op->rkey_valid = true;
+    op->local      = (void *)(uintptr_t)loom_from_le64(req.src_addr);
+    op->remote     = loom_from_le64(req.dst_addr);
+    op->length     = loom_from_le64(req.length);
+    op->memh       = region->memh[dest_rail];
+    op->id         = loom_from_le64(req.request_id);
+    op->user       = notify;
+    /* Issued from progress, not from inside this UCT callback. */
+    loom_op_queue(dest, op);
+    return UCS_OK;
+}
+
+ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_wire_push_done_t done;
+    loom_op_t *op;
+    int rc;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_DONE, sizeof(done))) {
+        return UCS_OK;
+    }
+    memcpy(&done, data, sizeof(done));
+    op = loom_hash_get(&rail->engine->requests, loom_from_le64(done.request_id));
+    rc = loom_wire_to_rc(loom_from_le32(done.status));
+    if (NULL == op || op->stage != LOOM_STAGE_WAIT ||
+        (LOOM_OK == rc && loom_from_le64(done.length) != op->length)) {
+        ++rail->stats.refused;
+        loom_log(rail->engine, LOOM_LOG_WARN, "refused a push completion for unknown or "
+                 "mismatched request %llu", (unsigned long long)loom_from_le64(done.request_id));
+        return UCS_OK;
+    }
+    loom_hash_remove(&rail->engine->requests, op->id);
+    if (LOOM_OK != rc) {
+        loom_log(rail->engine, LOOM_LOG_ERROR, "peer %#llx refused our get of %zu bytes: %s",
+                 (unsigned long long)op->peer->name, op->length, loom_strerror(rc));
+    }
+    loom_rdma_complete(op, rc);
+    return UCS_OK;
+}

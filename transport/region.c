@@ -1,0 +1,196 @@
+/*
+ * Registered regions and the keys that name them remotely.
+ *
+ * A region is registered on every rail (a key is only valid on the NIC that
+ * issued it) and carries an id unique for this process's lifetime plus the
+ * engine's epoch, so its owner can refuse keys of regions that are gone or
+ * that an earlier incarnation handed out.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t loom_key_size(const loom_engine_t *engine)
+{
+    return sizeof(loom_wire_key_t) + (size_t)engine->rail_count * engine->rkey_stride;
+}
+
+uint64_t loom_region_id(const loom_region_t *region)
+{
+    return region->id;
+}
+
+int loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
+                      loom_region_t **region_p)
+{
+    loom_region_t *region;
+    ucs_status_t status;
+    int i;
+
+    if (NULL == addr && length > 0) {
+        return LOOM_ERR_INVALID;
+    }
+    region = calloc(1, sizeof(*region));
+    if (NULL == region) {
+        return LOOM_ERR_NOMEM;
+    }
+    region->rkeys = calloc(engine->rail_count, engine->rkey_stride);
+    if (NULL == region->rkeys) {
+        free(region);
+        return LOOM_ERR_NOMEM;
+    }
+    region->engine = engine;
+    region->base   = addr;
+    region->length = length;
+    for (i = 0; i < engine->rail_count; ++i) {
+        loom_rail_t *rail = &engine->rails[i];
+
+        region->memh[i] = UCT_MEM_HANDLE_NULL;
+        if (!rail->needs_reg || 0 == length) {
+            continue;
+        }
+        status = uct_md_mem_reg(rail->md, addr, length, UCT_MD_MEM_ACCESS_ALL,
+                                &region->memh[i]);
+        if (UCS_OK == status) {
+            status = uct_md_mkey_pack(rail->md, region->memh[i],
+                                      region->rkeys + (size_t)i * engine->rkey_stride);
+        }
+        if (UCS_OK != status) {
+            loom_log(engine, LOOM_LOG_ERROR, "cannot register %zu bytes at %p on rail "
+                     "%s:%s: %s", length, addr, rail->info.tl_name, rail->info.dev_name,
+                     ucs_status_string(status));
+            loom_mem_deregister(region);
+            return loom_status_to_rc(status);
+        }
+        region->rkey_len[i] = (uint16_t)rail->md_attr.rkey_packed_size;
+    }
+    region->id = engine->next_region_id++;
+    if (0 != loom_hash_put(&engine->regions, region->id, region)) {
+        region->id = 0;
+        loom_mem_deregister(region);
+        return LOOM_ERR_NOMEM;
+    }
+    *region_p = region;
+    return LOOM_OK;
+}
+
+void loom_mem_deregister(loom_region_t *region)
+{
+    loom_engine_t *engine = region->engine;
+    int i;
+
+    /* Removed from the table first: a key naming it is refused from now on. */
+    if (0 != region->id) {
+        loom_hash_remove(&engine->regions, region->id);
+    }
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (UCT_MEM_HANDLE_NULL != region->memh[i]) {
+            uct_md_mem_dereg(engine->rails[i].md, region->memh[i]);
+        }
+    }
+    free(region->rkeys);
+    free(region);
+}
+
+int loom_key_pack(const loom_region_t *region, void *buf, size_t size)
+{
+    const loom_engine_t *engine = region->engine;
+    loom_wire_key_t key;
+    uint8_t *slot;
+    int i;
+
+    if (size < loom_key_size(engine)) {
+        return LOOM_ERR_INVALID;
+    }
+    memset(buf, 0, loom_key_size(engine));
+    key.region_id   = loom_le64(region->id);
+    key.base        = loom_le64((uint64_t)(uintptr_t)region->base);
+    key.length      = loom_le64((uint64_t)region->length);
+    key.epoch       = loom_le32(engine->epoch);
+    key.rail_count  = loom_le16((uint16_t)engine->rail_count);
+    key.rkey_stride = loom_le16((uint16_t)engine->rkey_stride);
+    memcpy(buf, &key, sizeof(key));
+    slot = (uint8_t *)buf + sizeof(key);
+    for (i = 0; i < engine->rail_count; ++i, slot += engine->rkey_stride) {
+        uint16_t len = loom_le16(region->rkey_len[i]);
+        memcpy(slot, &len, sizeof(len));
+        memcpy(slot + sizeof(len), region->rkeys + (size_t)i * engine->rkey_stride,
+               region->rkey_len[i]);
+    }
+    return LOOM_OK;
+}
+
+/* Check a key received from a peer before anything in it is used. */
+int loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
+                   const loom_wire_key_t **key_p)
+{
+    const loom_wire_key_t *key = buf;
+    size_t rails, stride, i;
+
+    if (NULL == buf || size < sizeof(*key)) {
+        return LOOM_ERR_INVALID;
+    }
+    rails  = loom_from_le16(key->rail_count);
+    stride = loom_from_le16(key->rkey_stride);
+    if (0 == loom_from_le64(key->region_id) || rails > LOOM_MAX_RAILS ||
+        stride < LOOM_WIRE_KEY_SLOT_HDR || size < sizeof(*key) + rails * stride) {
+        return LOOM_ERR_INVALID;
+    }
+    for (i = 0; i < rails; ++i) {
+        uint16_t len;
+        memcpy(&len, (const uint8_t *)(key + 1) + i * stride, sizeof(len));
+        if (loom_from_le16(len) > stride - LOOM_WIRE_KEY_SLOT_HDR) {
+            return LOOM_ERR_INVALID;
+        }
+    }
+    (void)engine;
+    *key_p = key;
+    return LOOM_OK;
+}
+
+/* Unpack the part of a (parsed) key that is valid on our rail. */
+int loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int rail,
+                  uct_rkey_bundle_t *bundle)
+{
+    size_t stride = loom_from_le16(key->rkey_stride);
+    const uint8_t *slot;
+    uint8_t rkey_buf[LOOM_OP_MSG_MAX];
+    ucs_status_t status;
+    uint16_t len;
+
+    if (rail >= loom_from_le16(key->rail_count)) {
+        return LOOM_ERR_STALE_KEY; /* the owner has no key for this rail */
+    }
+    slot = (const uint8_t *)(key + 1) + (size_t)rail * stride;
+    memcpy(&len, slot, sizeof(len));
+    len = loom_from_le16(len);
+    if (len < engine->rails[rail].md_attr.rkey_packed_size || len > sizeof(rkey_buf)) {
+        return LOOM_ERR_STALE_KEY;
+    }
+    memcpy(rkey_buf, slot + sizeof(len), len); /* UCT may expect alignment */
+    status = uct_rkey_unpack(engine->rails[rail].component, rkey_buf, bundle);
+    return (UCS_OK == status) ? LOOM_OK : LOOM_ERR_STALE_KEY;
+}
+
+/* Owner side: is [addr, addr+length) inside a live region of this epoch? */
+int loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch,
+                      uint64_t addr, uint64_t length, loom_region_t **region_p)
+{
+    loom_region_t *region;
+    uint64_t base;
+
+    if (epoch != engine->epoch) {
+        return LOOM_ERR_STALE_KEY;
+    }
+    region = loom_hash_get(&engine->regions, region_id);
+    if (NULL == region) {
+        return LOOM_ERR_NOT_FOUND;
+    }
+    base = (uint64_t)(uintptr_t)region->base;
+    if (addr < base || length > region->length || addr - base > region->length - length) {
+        return LOOM_ERR_RANGE;
+    }
+    *region_p = region;
+    return LOOM_OK;
+}
