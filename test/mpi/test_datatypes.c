@@ -20,7 +20,7 @@
 
 /* one element of a test type: its data blocks in type-map order */
 struct layout {
-    const char *name;
+    char name[64];
     MPI_Datatype type;      /* the non-contiguous type */
     MPI_Datatype packed;    /* same type signature, no gaps */
     int nblocks;
@@ -40,7 +40,7 @@ struct sample {
 
 static void layout_alloc(struct layout *l, const char *name, int nblocks)
 {
-    l->name = name;
+    snprintf(l->name, sizeof(l->name), "%s", name);
     l->nblocks = nblocks;
     l->offsets = loom_malloc(nblocks * sizeof(MPI_Aint));
     l->lengths = loom_malloc(nblocks * sizeof(int));
@@ -97,6 +97,8 @@ static void layout_commit(struct layout *l)
 static void make_vector(struct layout *l, int count, int blocklen, int stride)
 {
     layout_alloc(l, "vector", count);
+    snprintf(l->name, sizeof(l->name), "vector(%d x %d every %d doubles)",
+             count, blocklen, stride);
     for (int i = 0; i < count; i++) {
         l->offsets[i] = (MPI_Aint) i * stride * sizeof(double);
         l->lengths[i] = blocklen;

@@ -1,0 +1,12 @@
+#!/bin/bash
+# The demo: installs what is missing, builds and installs loom into Open MPI's
+# component directory, then compares latency and bandwidth of loom with
+# Open MPI's btl tcp and pml ucx on loopback.
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+"$src/contrib/install-deps.sh"
+"$src/contrib/build.sh" "$src/build"
+make -C "$src/build" install >/dev/null
+echo "demo: installed; ompi_info sees:"
+ompi_info | grep 'MCA btl: loom' || { echo "demo: ompi_info does not list loom" >&2; exit 1; }
+exec "$src/contrib/loom-bench.sh" --bindir "$src/build/test/mpi" "$@"

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Install what loom needs to build and test on Debian 12, from the machine's
+# own apt sources.  Needs root; does nothing when everything is present.
+set -eu
+
+packages=(build-essential autoconf automake libtool pkg-config
+          openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev python3)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages ${missing[*]}; run as root to install them" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

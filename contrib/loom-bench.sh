@@ -1,0 +1,178 @@
+#!/bin/bash
+#
+# Compare loom against Open MPI's own transports on loopback: runs
+# bench_latency and bench_bw (2 ranks) with
+#   loom: pml ob1 + btl self,loom (rails tcp:lo)
+#   tcp:  pml ob1 + btl self,tcp
+#   ucx:  pml ucx with UCX_TLS=tcp,self on lo
+# and prints latency and bandwidth tables with the ratios loom/tcp and
+# loom/ucx.  Builds nothing.  A configuration that fails shows as n/a.
+#
+# usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
+#   --bindir DIR  directory holding bench_latency and bench_bw
+#                 (default: test/mpi of this repository)
+#   --out DIR     where raw outputs, commands and tables go
+#                 (default: ./bench-results)
+#   --max SIZE    largest message size, passed as -m (default: the
+#                 benchmarks' own, 4 MiB)
+# environment:
+#   LOOM_MPIRUN           mpirun command (default: mpirun)
+#   LOOM_BENCH_LOOM_ARGS  extra mpirun arguments for the loom runs
+#   LOOM_BENCH_BIND       mpirun --bind-to value (default: core)
+
+set -u
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bindir="$script_dir/../test/mpi"
+outdir="./bench-results"
+bench_args=()
+
+usage() {
+    cat <<EOF
+usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
+  --bindir DIR  directory holding bench_latency and bench_bw
+                (default: test/mpi of this repository)
+  --out DIR     where raw outputs, commands and tables go
+                (default: ./bench-results)
+  --max SIZE    largest message size, passed as -m (default: 4 MiB)
+environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
+mpirun arguments for the loom runs), LOOM_BENCH_BIND (--bind-to value,
+default core)
+EOF
+    exit "$1"
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --bindir) bindir=${2:?--bindir needs a directory}; shift 2 ;;
+    --out) outdir=${2:?--out needs a directory}; shift 2 ;;
+    --max) bench_args=(-m "${2:?--max needs a size}"); shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "unknown argument: $1" >&2; usage 2 ;;
+    esac
+done
+
+bindir=$(cd "$bindir" 2>/dev/null && pwd || echo "$bindir")
+for bench in bench_latency bench_bw; do
+    if [ ! -x "$bindir/$bench" ]; then
+        echo "error: $bindir/$bench not found or not executable (use --bindir)" >&2
+        exit 1
+    fi
+done
+mkdir -p "$outdir" || exit 1
+
+read -r -a mpirun <<< "${LOOM_MPIRUN:-mpirun}"
+read -r -a loom_extra <<< "${LOOM_BENCH_LOOM_ARGS:-}"
+
+# everything stays on loopback
+common=(-np 2 --bind-to "${LOOM_BENCH_BIND:-core}" --mca oob_tcp_if_include lo
+        --mca btl_tcp_if_include lo)
+if [ "$(id -u)" -eq 0 ]; then
+    common=(--allow-run-as-root "${common[@]}")
+fi
+
+configs=(loom tcp ucx)
+args_loom=(--mca pml ob1 --mca btl "self,loom" --mca btl_loom_rails tcp:lo
+           ${loom_extra[@]+"${loom_extra[@]}"})
+args_tcp=(--mca pml ob1 --mca btl "self,tcp")
+# pml ucx only selects itself on "any" transport/device: its defaults want
+# InfiniBand (mlx*) devices
+args_ucx=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+          -x "UCX_TLS=tcp,self" -x UCX_NET_DEVICES=lo --mca btl self)
+
+# the command line of config $1 running benchmark $2, one word per line
+command_of() {
+    local cfg_args
+    case "$1" in
+    loom) cfg_args=("${args_loom[@]}") ;;
+    tcp) cfg_args=("${args_tcp[@]}") ;;
+    ucx) cfg_args=("${args_ucx[@]}") ;;
+    esac
+    printf '%s\n' "${mpirun[@]}" "${common[@]}" "${cfg_args[@]}" \
+        "$bindir/$2" ${bench_args[@]+"${bench_args[@]}"}
+}
+
+# words joined by spaces, shell-quoted only where needed
+quote_words() {
+    local word line=""
+    for word in "$@"; do
+        if [[ ! "$word" =~ ^[A-Za-z0-9_./:,=^+@%-]+$ ]]; then
+            word=$(printf '%q' "$word")
+        fi
+        line+="${line:+ }$word"
+    done
+    echo "$line"
+}
+
+summary="$outdir/summary.txt"
+: > "$summary"
+say() {
+    echo "$@" | tee -a "$summary"
+}
+
+say "# loom benchmark comparison, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(hostname)"
+say "# commands:"
+for bench in bench_latency bench_bw; do
+    for cfg in "${configs[@]}"; do
+        mapfile -t cmd < <(command_of "$cfg" "$bench")
+        say "#   $cfg: $(quote_words "${cmd[@]}")"
+    done
+done
+cp "$summary" "$outdir/commands.txt"
+
+ok_count=0
+declare -A ok
+for bench in bench_latency bench_bw; do
+    for cfg in "${configs[@]}"; do
+        raw="$outdir/${bench#bench_}-$cfg.txt"
+        mapfile -t cmd < <(command_of "$cfg" "$bench")
+        echo "running $bench with $cfg ..." >&2
+        rc=0
+        timeout -k 10 900 "${cmd[@]}" > "$raw" 2>&1 || rc=$?
+        if [ "$rc" -eq 0 ] && grep -q '^[0-9]' "$raw"; then
+            ok["$bench.$cfg"]=1
+            ok_count=$((ok_count + 1))
+        else
+            say "WARNING: configuration '$cfg' failed for $bench (exit $rc), shown as n/a; output in $raw"
+        fi
+    done
+done
+
+# table for benchmark $1 with title $2: size, one column per config, ratios
+table() {
+    local bench=$1 title=$2 cfg
+    for cfg in "${configs[@]}"; do
+        if [ -n "${ok[$bench.$cfg]:-}" ]; then
+            awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }' \
+                "$outdir/${bench#bench_}-$cfg.txt"
+        fi
+    done | sort -s -k2,2n | awk -v title="$title" '
+        function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
+        function ratio(a, b) {
+            return (a == "n/a" || b == "n/a" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b)
+        }
+        { v[$1, $2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[n++] = $2 } }
+        END {
+            printf "\n# %s\n", title
+            printf "%-10s %12s %12s %12s %10s %10s\n", "# Size", "loom", "tcp", "ucx",
+                   "loom/tcp", "loom/ucx"
+            for (i = 0; i < n; i++) {
+                s = order[i]; l = val("loom", s); t = val("tcp", s); u = val("ucx", s)
+                printf "%-10s %12s %12s %12s %10s %10s\n", s, l, t, u,
+                       ratio(l, t), ratio(l, u)
+            }
+        }'
+}
+
+{
+    table bench_latency "Latency (us), lower is better"
+    table bench_bw "Bandwidth (MB/s), higher is better"
+} | tee -a "$summary"
+
+echo
+echo "raw outputs, commands.txt and summary.txt are in $outdir"
+if [ "$ok_count" -eq 0 ]; then
+    echo "error: every configuration failed" >&2
+    exit 1
+fi
+exit 0

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Run last under --enable-asan: fails if AddressSanitizer reported an error,
+# or a leak whose allocation stack passes through loom's own code.  Leaks of
+# Open MPI, PMIx or UCX themselves are listed but do not fail the run.
+set -u
+logs=${LOOM_ASAN_LOGS:?run through make check with --enable-asan}
+shopt -s nullglob
+files=("$logs"/asan*)
+echo "asan-report: ${#files[@]} report file(s) in $logs"
+[ ${#files[@]} -eq 0 ] && exit 0
+fail=0
+if grep -l "ERROR: AddressSanitizer" "${files[@]}"; then
+    echo "asan-report: AddressSanitizer errors above"
+    grep -h -A30 "ERROR: AddressSanitizer" "${files[@]}" | head -n 120
+    fail=1
+fi
+# A leak record runs from "Direct/Indirect leak" to the next blank line.
+loom_leaks=$(awk '/^(Direct|Indirect) leak/ {rec=$0; keep=1; next}
+                  keep && /^$/ {if (rec ~ /(mca_btl_loom|\/transport\/|\/component\/|\/test\/)/) print rec "\n"; keep=0; next}
+                  keep {rec = rec "\n" $0}' "${files[@]}")
+if [ -n "$loom_leaks" ]; then
+    echo "asan-report: leaks from loom's own code:"
+    echo "$loom_leaks" | head -n 200
+    fail=1
+fi
+other=$(cat "${files[@]}" | grep -c "^Direct leak\|^Indirect leak")
+echo "asan-report: leak records in all (incl. Open MPI's own): $other"
+exit $fail

@@ -1,0 +1,48 @@
+#!/bin/bash
+# Checks of the component as Open MPI sees it: exported symbols, every MCA
+# parameter listed by ompi_info, and bad values refused with a message that
+# names the parameter.  Run by `make check` (which sets the component path).
+set -u
+stage=${LOOM_COMPONENT_STAGE:?run through make check}
+bindir=${LOOM_TEST_BINDIR:?run through make check}
+mpirun=${MPIRUN:-mpirun}
+ompi_info=${OMPI_INFO:-ompi_info}
+fail=0
+root_args=()
+[ "$(id -u)" -eq 0 ] && root_args=(--allow-run-as-root)
+
+check() { # description, then the command's status
+    if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
+}
+
+# Only the component structure may be exported.
+exported=$(nm -D --defined-only "$stage/mca_btl_loom.so" | awk '{print $3}' |
+           grep -v -E '^(_init|_fini|_edata|_end|__bss_start)$' | sort | tr '\n' ' ')
+[ "$exported" = "mca_btl_loom_component " ]
+check "only mca_btl_loom_component is exported (got: $exported)" $?
+
+params=$("$ompi_info" --param btl loom --level 9 --parsable)
+for p in rails max_rails verbose connect_to_ep free_list_num free_list_max free_list_inc \
+         eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags; do
+    grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
+    check "ompi_info lists btl_loom_$p" $?
+done
+grep -q "^mca:btl:loom:param:btl_loom_rails:help:.*transport:device" <<<"$params"
+check "btl_loom_rails is documented" $?
+
+run_bad() { # expected text, then mpirun arguments
+    local expect=$1 out; shift
+    out=$(timeout 60 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
+          --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom "$@" \
+          "$bindir/test_sizes" 2>&1)
+    local rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q -- "$expect" <<<"$out"
+    check "refused ($expect) with exit $rc: $*" $?
+}
+run_bad "btl_loom_max_rails" --mca btl_loom_rails auto --mca btl_loom_max_rails 99
+run_bad "btl_loom_rails: no UCT transport 'tcp' on device 'nosuchdev'" \
+        --mca btl_loom_rails tcp:nosuchdev
+run_bad "btl_loom_rails: entry 'bogus'" --mca btl_loom_rails bogus
+run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
+
+exit $fail
