@@ -32,6 +32,7 @@ typedef struct mca_btl_loom_component_t {
     int   max_rails;          /* btl_loom_max_rails */
     int   verbose;            /* btl_loom_verbose */
     bool  force_connect_to_ep;/* btl_loom_connect_to_ep */
+    int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
     int   free_list_num;
     int   free_list_max;
     int   free_list_inc;

@@ -123,6 +123,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.max_rails           = mca_btl_loom_component.max_rails;
     config.name                = mca_btl_loom_my_name();
     config.force_connect_to_ep = mca_btl_loom_component.force_connect_to_ep;
+    config.tcp_seg_size        = (size_t)mca_btl_loom_component.tcp_seg_size;
     config.recv_cb             = mca_btl_loom_recv;
     config.log_cb              = mca_btl_loom_log;
     config.verbose             = mca_btl_loom_component.verbose;

@@ -63,7 +63,6 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
     double bandwidth = 0, latency = 0;
     int rail, rc;
 
-    module->engine   = engine;
     module->key_size = loom_key_size(engine);
     rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, am_max);
     if (OPAL_SUCCESS == rc) {
@@ -118,9 +117,10 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
                              NULL);
     if (OPAL_SUCCESS != rc) {
         OBJ_DESTRUCT(&module->frags);
-        module->engine = NULL;
         return rc;
     }
+    /* Set last: the component's error path destructs frags only if set. */
+    module->engine = engine;
     opal_output_verbose(20, mca_btl_loom_component.output, "btl loom: %d rail(s), eager "
                         "limit %zu, max send %zu, rdma limit %zu, bandwidth %u, latency %u",
                         loom_engine_rail_count(engine), btl->btl_eager_limit,

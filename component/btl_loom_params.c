@@ -61,6 +61,11 @@ int mca_btl_loom_params_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_READONLY, &c->force_connect_to_ep);
 
+    c->tcp_seg_size = 65536;
+    mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
+                         "segment, which bounds loom's eager limit and send size (0: UCX's "
+                         "default of 8 KiB; 1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
+
     c->free_list_num = 8;
     mca_btl_loom_reg_int("free_list_num", "Send fragments allocated at start-up (>= 0)",
                          OPAL_INFO_LVL_9, &c->free_list_num);
@@ -92,6 +97,9 @@ int mca_btl_loom_params_register(void)
     if (OPAL_SUCCESS != mca_btl_loom_check_range("max_rails", c->max_rails, 1,
                                                  LOOM_MAX_RAILS) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("verbose", c->verbose, 0, 100) ||
+        (0 != c->tcp_seg_size &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
+                                                  1 << 20)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_num", c->free_list_num, 0,
                                                  1 << 20) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_max", c->free_list_max, -1,

@@ -22,7 +22,7 @@ exported=$(nm -D --defined-only "$stage/mca_btl_loom.so" | awk '{print $3}' |
 check "only mca_btl_loom_component is exported (got: $exported)" $?
 
 params=$("$ompi_info" --param btl loom --level 9 --parsable)
-for p in rails max_rails verbose connect_to_ep free_list_num free_list_max free_list_inc \
+for p in rails max_rails verbose connect_to_ep tcp_seg_size free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
@@ -43,6 +43,7 @@ run_bad "btl_loom_max_rails" --mca btl_loom_rails auto --mca btl_loom_max_rails 
 run_bad "btl_loom_rails: no UCT transport 'tcp' on device 'nosuchdev'" \
         --mca btl_loom_rails tcp:nosuchdev
 run_bad "btl_loom_rails: entry 'bogus'" --mca btl_loom_rails bogus
+run_bad "btl_loom_tcp_seg_size" --mca btl_loom_rails tcp:lo --mca btl_loom_tcp_seg_size 12
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
 
 exit $fail

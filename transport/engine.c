@@ -272,11 +272,17 @@ int loom_op_advance(loom_op_t *op)
 
 static int loom_engine_drain_queues(loom_engine_t *engine)
 {
-    loom_peer_t *peer, **prev = &engine->busy_peers;
+    /* Detach the list: ops finishing here may queue work to other peers,
+     * which puts them on a fresh list instead of the one being walked. */
+    loom_peer_t *list = engine->busy_peers, *peer;
     int count = 0, rc;
 
-    while (NULL != (peer = *prev)) {
+    engine->busy_peers = NULL;
+    while (NULL != (peer = list)) {
         loom_op_t *op;
+
+        list         = peer->next_busy;
+        peer->queued = false;
         while (NULL != (op = peer->queue_head)) {
             /* Off the queue while it runs: finishing reuses op->next. */
             peer->queue_head = op->next;
@@ -300,11 +306,10 @@ static int loom_engine_drain_queues(loom_engine_t *engine)
             }
             /* rdma ops moved on to wait for their UCT completion */
         }
-        if (NULL == peer->queue_head) {
-            peer->queued = false;
-            *prev = peer->next_busy;
-        } else {
-            prev = &peer->next_busy;
+        if (NULL != peer->queue_head && !peer->queued) {
+            peer->queued       = true;
+            peer->next_busy    = engine->busy_peers;
+            engine->busy_peers = peer;
         }
     }
     return count;

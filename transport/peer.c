@@ -186,6 +186,15 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
             ++connected;
         }
     }
+    /* A connect-to-ep rail whose address cannot be sent never becomes usable:
+     * fail it now rather than queue operations on it for ever. */
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (NULL != peer->rails[i].ep && engine->rails[i].info.connect_to_ep &&
+            LOOM_OK != loom_connect_send(peer, i)) {
+            loom_peer_fail_rail(peer, i, UCS_ERR_UNREACHABLE);
+            --connected;
+        }
+    }
     if (0 == connected) {
         loom_log(engine, LOOM_LOG_ERROR, "peer %#llx is unreachable on every rail",
                  (unsigned long long)peer->name);
@@ -194,11 +203,6 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
         return LOOM_ERR_UNREACH;
     }
     loom_peer_choose_am_rail(peer);
-    for (i = 0; i < engine->rail_count; ++i) {
-        if (NULL != peer->rails[i].ep && engine->rails[i].info.connect_to_ep) {
-            (void)loom_connect_send(peer, i);
-        }
-    }
     early = loom_hash_remove(&engine->early_connects, peer->name);
     if (NULL != early) {
         for (i = 0; i < LOOM_MAX_RAILS; ++i) {

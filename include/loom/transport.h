@@ -81,6 +81,7 @@ typedef struct loom_engine_config {
     int           max_rails;    /* cap for "auto" */
     uint64_t      name;         /* this process's unique name */
     bool          force_connect_to_ep; /* test the ep-exchange path on tcp */
+    size_t        tcp_seg_size; /* tcp rails: largest message segment, 0 = UCX's */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     void          *cb_ctx;

@@ -67,6 +67,7 @@ void loom_test_skip(const char *reason)
         printf("SKIP: %s\n", reason);
         fflush(stdout);
     }
+    loom_pvar_finalize();
     MPI_Finalize();
     exit(LOOM_TEST_SKIP);
 }
@@ -78,6 +79,7 @@ void loom_test_pass(void)
         printf("PASS %s\n", loom_test_name);
         fflush(stdout);
     }
+    loom_pvar_finalize();
     MPI_Finalize();
     exit(0);
 }
@@ -223,41 +225,79 @@ void loom_check_count(const MPI_Status *status, MPI_Datatype type,
     }
 }
 
-/* read one pvar; returns MPI_SUCCESS or an error code, adds the value to
- * *sum and sets *got_one if the variable has a single value */
-static int pvar_read_one(int index, int continuous, MPI_Datatype type,
-                         unsigned long long *sum, int *got_one)
-{
-    MPI_T_pvar_session session;
+/*
+ * Performance variables are read through handles that stay allocated from
+ * the first loom_pvar_read_sum() that meets them until loom_pvar_finalize():
+ * Open MPI reports a counter read through a handle as what was counted
+ * since the handle was allocated, so a fresh handle per read would always
+ * read 0.
+ */
+#define PVAR_CACHE_MAX 64
+
+static struct pvar_cached {
+    int index;
+    MPI_Datatype type;
     MPI_T_pvar_handle handle;
-    int count = 0, rc;
+} pvar_cache[PVAR_CACHE_MAX];
+static int pvar_cache_len = 0;
+static int pvar_initialized = 0;
+static MPI_T_pvar_session pvar_session;
 
-    rc = MPI_T_pvar_session_create(&session);
-    if (MPI_SUCCESS != rc) {
-        return rc;
-    }
-    rc = MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count);
-    if (MPI_SUCCESS == rc && 1 == count) {
-        if (!continuous) {
-            rc = MPI_T_pvar_start(session, handle);
+/* the cached handle of pvar index, allocated (and started if need be) on
+ * first use; NULL if it cannot be read as a single value */
+static struct pvar_cached *pvar_lookup(int index, MPI_Datatype type,
+                                       int continuous, int *rc)
+{
+    struct pvar_cached *c;
+    int count = 0;
+
+    for (int i = 0; i < pvar_cache_len; i++) {
+        if (pvar_cache[i].index == index) {
+            return &pvar_cache[i];
         }
-        if (MPI_SUCCESS == rc) {
-            if (MPI_UNSIGNED_LONG == type) {
-                unsigned long value = 0;
-
-                rc = MPI_T_pvar_read(session, handle, &value);
-                *sum += value;
-            } else {
-                unsigned long long value = 0;
-
-                rc = MPI_T_pvar_read(session, handle, &value);
-                *sum += value;
-            }
-            *got_one = (MPI_SUCCESS == rc);
-        }
-        MPI_T_pvar_handle_free(session, &handle);
     }
-    MPI_T_pvar_session_free(&session);
+    if (PVAR_CACHE_MAX == pvar_cache_len) {
+        *rc = MPI_T_ERR_OUT_OF_HANDLES;
+        return NULL;
+    }
+    c = &pvar_cache[pvar_cache_len];
+    *rc = MPI_T_pvar_handle_alloc(pvar_session, index, NULL, &c->handle,
+                                  &count);
+    if (MPI_SUCCESS != *rc) {
+        return NULL;
+    }
+    if (1 != count) {
+        MPI_T_pvar_handle_free(pvar_session, &c->handle);
+        return NULL;
+    }
+    if (!continuous) {
+        *rc = MPI_T_pvar_start(pvar_session, c->handle);
+        if (MPI_SUCCESS != *rc) {
+            MPI_T_pvar_handle_free(pvar_session, &c->handle);
+            return NULL;
+        }
+    }
+    c->index = index;
+    c->type = type;
+    pvar_cache_len++;
+    return c;
+}
+
+static int pvar_read(struct pvar_cached *c, unsigned long long *sum)
+{
+    int rc;
+
+    if (MPI_UNSIGNED_LONG == c->type) {
+        unsigned long value = 0;
+
+        rc = MPI_T_pvar_read(pvar_session, c->handle, &value);
+        *sum += value;
+    } else {
+        unsigned long long value = 0;
+
+        rc = MPI_T_pvar_read(pvar_session, c->handle, &value);
+        *sum += value;
+    }
     return rc;
 }
 
@@ -265,13 +305,21 @@ int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
                        int *found)
 {
     size_t prefix_len = strlen(name_prefix);
-    int provided, num = 0, rc;
+    int provided, num = 0, rc = MPI_SUCCESS;
 
     *sum = 0;
     *found = 0;
-    rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    if (MPI_SUCCESS != rc) {
-        return rc;
+    if (!pvar_initialized) {
+        rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        if (MPI_SUCCESS != rc) {
+            return rc;
+        }
+        rc = MPI_T_pvar_session_create(&pvar_session);
+        if (MPI_SUCCESS != rc) {
+            MPI_T_finalize();
+            return rc;
+        }
+        pvar_initialized = 1;
     }
     rc = MPI_T_pvar_get_num(&num);
 
@@ -281,7 +329,7 @@ int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
         int verbosity, var_class, bind, readonly, continuous, atomic;
         MPI_Datatype type;
         MPI_T_enum enumtype;
-        int got_one = 0;
+        struct pvar_cached *c;
 
         if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &name_len, &verbosity,
                                                &var_class, &type, &enumtype,
@@ -295,11 +343,27 @@ int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
             (MPI_UNSIGNED_LONG != type && MPI_UNSIGNED_LONG_LONG != type)) {
             continue;
         }
-        rc = pvar_read_one(i, continuous, type, sum, &got_one);
-        *found += got_one;
+        c = pvar_lookup(i, type, continuous, &rc);
+        if (NULL != c) {
+            rc = pvar_read(c, sum);
+            *found += (MPI_SUCCESS == rc);
+        }
     }
-    MPI_T_finalize();
     return rc;
+}
+
+void loom_pvar_finalize(void)
+{
+    if (!pvar_initialized) {
+        return;
+    }
+    for (int i = 0; i < pvar_cache_len; i++) {
+        MPI_T_pvar_handle_free(pvar_session, &pvar_cache[i].handle);
+    }
+    pvar_cache_len = 0;
+    MPI_T_pvar_session_free(&pvar_session);
+    MPI_T_finalize();
+    pvar_initialized = 0;
 }
 
 static int parse_size(const char *arg, size_t *size)
@@ -341,7 +405,8 @@ void loom_bench_parse(int argc, char **argv, const char *usage,
 {
     int ok = 1;
 
-    for (int i = 1; ok && i < argc; i++) {
+    /* every option takes a value: walk the arguments in pairs */
+    for (int i = 1; ok && i < argc; i += 2) {
         const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
 
         if (NULL == arg || '-' != argv[i][0] || '\0' == argv[i][1] ||
@@ -367,7 +432,6 @@ void loom_bench_parse(int argc, char **argv, const char *usage,
         default:
             ok = 0;
         }
-        i++;
     }
     if (!ok) {
         if (loom_test_rank <= 0) {

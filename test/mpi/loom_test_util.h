@@ -103,11 +103,20 @@ void loom_check_count(const MPI_Status *status, MPI_Datatype type,
  * Sum over all MPI_T performance variables whose name starts with
  * name_prefix (unsigned long / unsigned long long, count 1, bound to no
  * object).  *found is the number of variables summed.  Returns MPI_SUCCESS
- * or the failing MPI_T error code.  Meant for continuous counters: a
- * non-continuous one is started in a fresh session and reads ~0.
+ * or the failing MPI_T error code.
+ *
+ * The first call initializes MPI_T and opens a session; each variable gets
+ * a handle (started if not continuous) on the first call that meets it,
+ * kept until loom_pvar_finalize().  Open MPI reports a counter read through
+ * a handle as what was counted since the handle was allocated, so the
+ * first read of a counter gives ~0: use the difference of two calls.
  */
 int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
                        int *found);
+
+/* free the handles and session of loom_pvar_read_sum and finalize MPI_T;
+ * called by loom_test_pass() and loom_test_skip() */
+void loom_pvar_finalize(void);
 
 /* benchmark options: -m max_size (K/M suffix allowed), -i iters,
  * -w warmup, -W window; iters/warmup < 0 mean "default for the size" */

@@ -72,7 +72,8 @@ for entry in "${tests[@]}"; do
             echo "PASS $label ${elapsed}s"
             passed=$((passed + 1))
         elif [ "$rc" -eq 77 ]; then
-            echo "SKIP $label: $(grep -m1 '^SKIP:' "$log" || echo 'exit code 77')"
+            reason=$(sed -n 's/^SKIP: //p' "$log" | head -n 1)
+            echo "SKIP $label: ${reason:-exit code 77}"
             skipped=$((skipped + 1))
         else
             if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then

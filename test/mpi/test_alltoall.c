@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
 /* the block sent from src to dst carries pattern (seed ^ dst, src) */
 static unsigned block_seed(unsigned seed, int dst)
 {
@@ -42,7 +44,8 @@ static void test_alltoall(size_t size, int rank, int nprocs)
     }
     if (loom_verify_byte(rbuf + total, LOOM_GUARD_SIZE, LOOM_POISON, -1,
                          "Alltoall guard") >= 0) {
-        loom_fail("Alltoall %zu B per peer wrote past the receive buffer", size);
+        loom_fail("Alltoall %zu B per peer wrote past the receive buffer",
+                  size);
     }
     free(sbuf);
     free(rbuf);
@@ -155,16 +158,16 @@ int main(int argc, char **argv)
 
     loom_test_init(&argc, &argv, "test_alltoall", 2, &rank, &nprocs);
 
-    for (size_t i = 0; i < sizeof(a2a_sizes) / sizeof(a2a_sizes[0]); i++) {
+    for (size_t i = 0; i < NELEMS(a2a_sizes); i++) {
         test_alltoall(a2a_sizes[i], rank, nprocs);
     }
-    for (size_t i = 0; i < sizeof(v_sizes) / sizeof(v_sizes[0]); i++) {
+    for (size_t i = 0; i < NELEMS(v_sizes); i++) {
         test_alltoallv(v_sizes[i], rank, nprocs);
     }
-    for (size_t i = 0; i < sizeof(reduce_counts) / sizeof(reduce_counts[0]); i++) {
+    for (size_t i = 0; i < NELEMS(reduce_counts); i++) {
         test_allreduce(reduce_counts[i], rank, nprocs);
     }
-    for (size_t i = 0; i < sizeof(bcast_sizes) / sizeof(bcast_sizes[0]); i++) {
+    for (size_t i = 0; i < NELEMS(bcast_sizes); i++) {
         test_bcast(bcast_sizes[i], (int) i % nprocs, rank);
     }
     loom_test_pass();

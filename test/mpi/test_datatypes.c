@@ -79,7 +79,8 @@ static void layout_commit(struct layout *l)
 
         LOOM_CHECK_MPI(MPI_Type_create_struct(l->nblocks, l->lengths, disp,
                                               l->bases, &tmp));
-        LOOM_CHECK_MPI(MPI_Type_create_resized(tmp, 0, (MPI_Aint) l->packed_size,
+        LOOM_CHECK_MPI(MPI_Type_create_resized(tmp, 0,
+                                               (MPI_Aint) l->packed_size,
                                                &l->packed));
         MPI_Type_free(&tmp);
     }

@@ -29,7 +29,9 @@ static size_t msg_size(int phase, int i)
     case 1:
         return 4 * KIB - (size_t) (i % 3);
     case 2:
-        return UNEXPECTED == phase ? 64 * KIB - 1 - (size_t) i : 64 * KIB + (size_t) i;
+        /* eager-ish below 64 KiB when unexpected, else just above */
+        return UNEXPECTED == phase ? 64 * KIB - 1 - (size_t) i
+                                   : 64 * KIB + (size_t) i;
     default:
         return UNEXPECTED == phase ? 16 * KIB + (size_t) i : MIB;
     }

@@ -269,6 +269,23 @@ void unit_progress(unit_ctx_t *ctx)
     }
 }
 
+int unit_am_send(unit_ctx_t *ctx, loom_peer_t *peer, uint8_t tag, const void *data,
+                 size_t length)
+{
+    struct iovec iov = {(void *)data, length};
+    double deadline = unit_now() + UNIT_TIMEOUT;
+    int rc;
+
+    while (LOOM_ERR_AGAIN == (rc = loom_am_send(peer, tag, &iov, 1, NULL))) {
+        unit_progress(ctx);
+        if (unit_now() > deadline) {
+            unit_fail(__FILE__, __LINE__, "loom_am_send of %zu bytes kept returning "
+                      "LOOM_ERR_AGAIN for %g s", length, UNIT_TIMEOUT);
+        }
+    }
+    return rc;
+}
+
 void unit_progress_for(unit_ctx_t *ctx, double seconds)
 {
     double end = unit_now() + seconds;
@@ -427,7 +444,7 @@ void unit_recv_region(unit_ctx_t *ctx, unit_remote_t *remote)
 static void unit_skip_or_fail(int rc)
 {
     if (LOOM_ERR_NOT_FOUND == rc) {
-        printf("SKIP: the UCT transport tcp on device lo is not available\n");
+        printf("SKIP: the UCT transport %s is not available\n", UNIT_RAILS);
         fflush(stdout);
         _exit(UNIT_EXIT_SKIP);
     }

@@ -146,12 +146,18 @@ void unit_progress(unit_ctx_t *ctx);
         } \
     } while (0)
 
+/* loom_am_send without an op, retried with progress while it says AGAIN;
+ * returns the final code. */
+int unit_am_send(unit_ctx_t *ctx, loom_peer_t *peer, uint8_t tag, const void *data,
+                 size_t length);
+
 /* Progress for a while (to let anything unexpected happen). */
 void unit_progress_for(unit_ctx_t *ctx, double seconds);
 
 /* --- control channel ------------------------------------------------------ */
-/* Send/receive one value of exactly length bytes; receiving progresses the
- * engine while it waits, unless progress is false. */
+/* Send/receive one value of exactly length bytes (a length mismatch fails:
+ * the two processes are out of step).  Both progress the engine while they
+ * wait; unit_recv_noprogress() waits without progressing it. */
 void unit_send(unit_ctx_t *ctx, const void *buf, size_t length);
 void unit_recv(unit_ctx_t *ctx, void *buf, size_t length);
 void unit_recv_noprogress(unit_ctx_t *ctx, void *buf, size_t length);
