@@ -16,7 +16,7 @@ if grep -l "ERROR: AddressSanitizer" "${files[@]}"; then
 fi
 # A leak record runs from "Direct/Indirect leak" to the next blank line.
 loom_leaks=$(awk '/^(Direct|Indirect) leak/ {rec=$0; keep=1; next}
-                  keep && /^$/ {if (rec ~ /(mca_btl_loom|\/transport\/|\/component\/|\/test\/)/) print rec "\n"; keep=0; next}
+                  keep && /^$/ {if (rec ~ /(mca_btl_loom|\/transport\/|\/component\/|\/test\/unit\/)/) print rec "\n"; keep=0; next}
                   keep {rec = rec "\n" $0}' "${files[@]}")
 if [ -n "$loom_leaks" ]; then
     echo "asan-report: leaks from loom's own code:"

@@ -17,11 +17,12 @@ check() { # description, then the command's status
 
 # Only the component structure may be exported.
 exported=$(nm -D --defined-only "$stage/mca_btl_loom.so" | awk '{print $3}' |
-           grep -v -E '^(_init|_fini|_edata|_end|__bss_start)$' | sort | tr '\n' ' ')
+           grep -v -E '^(_init|_fini|_edata|_end|__bss_start|__odr_asan\..*)$' | sort | tr '\n' ' ')
 [ "$exported" = "mca_btl_loom_component " ]
 check "only mca_btl_loom_component is exported (got: $exported)" $?
 
-params=$("$ompi_info" --param btl loom --level 9 --parsable)
+# Under --enable-asan the component needs the sanitizer in ompi_info too.
+params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param btl loom --level 9 --parsable)
 for p in rails max_rails verbose connect_to_ep tcp_seg_size free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
