@@ -196,6 +196,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->stage      = stage;
     op->status     = LOOM_OK;
     op->rkey_valid = false;
+    op->done_sent  = false;
     ++peer->outstanding;
     ++peer->engine->outstanding;
 }

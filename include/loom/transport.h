@@ -110,6 +110,7 @@ struct loom_op {
     uct_mem_h      memh;
     uct_rkey_bundle_t rkey;
     bool           rkey_valid;
+    bool           done_sent;  /* serve: PUSH_DONE already sent after a fence */
     size_t         msg_len;
     uint8_t        tag;
     const struct iovec *iov;
