@@ -10,7 +10,9 @@
 
 static size_t loom_rail_iface_addr_len(const loom_rail_t *rail)
 {
-    return rail->info.connect_to_ep ? 0 : rail->attr.iface_addr_len;
+    /* Published whenever peers can connect to the interface: a connect-to-ep
+     * rail then exchanges its endpoint addresses over such a connection. */
+    return rail->iface_reachable ? rail->attr.iface_addr_len : 0;
 }
 
 int loom_address_pack(loom_engine_t *engine)
@@ -43,8 +45,8 @@ int loom_address_pack(loom_engine_t *engine)
         memset(&rail_addr, 0, sizeof(rail_addr));
         strncpy(rail_addr.tl_name, rail->info.tl_name, LOOM_WIRE_NAME_MAX - 1);
         strncpy(rail_addr.dev_name, rail->info.dev_name, LOOM_WIRE_NAME_MAX - 1);
-        rail_addr.flags = loom_le32(rail->info.connect_to_ep ? LOOM_WIRE_RAIL_CONNECT_TO_EP
-                                                            : LOOM_WIRE_RAIL_CONNECT_TO_IFACE);
+        rail_addr.flags = loom_le32((rail->info.connect_to_ep ? LOOM_WIRE_RAIL_CONNECT_TO_EP : 0) |
+                                    (iface_len > 0 ? LOOM_WIRE_RAIL_CONNECT_TO_IFACE : 0));
         rail_addr.dev_addr_len   = loom_le16((uint16_t)rail->attr.device_addr_len);
         rail_addr.iface_addr_len = loom_le16((uint16_t)iface_len);
         memcpy(p, &rail_addr, sizeof(rail_addr));

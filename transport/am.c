@@ -52,14 +52,23 @@ void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t 
 int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_hdr_t *hdr,
                   const struct iovec *iov, int iovcnt)
 {
+    return loom_am_issue_ep(peer, rail, peer->rails[rail].ep, am_id, hdr, iov, iovcnt);
+}
+
+int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
+                     const loom_wire_hdr_t *hdr, const struct iovec *iov, int iovcnt)
+{
     loom_peer_rail_t *prail = &peer->rails[rail];
     loom_am_pack_arg_t arg = {hdr, iov, iovcnt};
     ssize_t packed;
 
-    if (!prail->usable) {
-        return prail->failed ? LOOM_ERR_UNREACH : LOOM_ERR_AGAIN;
+    if (prail->failed) {
+        return LOOM_ERR_UNREACH;
     }
-    packed = uct_ep_am_bcopy(prail->ep, am_id, loom_am_pack, &arg, 0);
+    if (ep == prail->ep && !prail->usable) {
+        return LOOM_ERR_AGAIN;
+    }
+    packed = uct_ep_am_bcopy(ep, am_id, loom_am_pack, &arg, 0);
     if (packed >= 0) {
         return LOOM_OK;
     }
@@ -127,6 +136,33 @@ int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
     op->msg_len = length;
     op->rail    = rail;
     loom_op_queue(peer, op);
+    return LOOM_OK;
+}
+
+/*
+ * Queue a CONNECT message ahead of everything else to the peer: what is
+ * queued may be waiting for exactly this connection.  With via_boot it goes
+ * on the rail's bootstrap endpoint.
+ */
+int loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
+                          size_t length)
+{
+    loom_op_t *op, *prev;
+    int rc = loom_ctrl_send(peer, rail, msg, length);
+
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    op      = peer->queue_tail;
+    op->tag = via_boot; /* loom_op_advance: use boot_ep */
+    if (peer->queue_head != op) {
+        for (prev = peer->queue_head; prev->next != op; prev = prev->next) {
+        }
+        prev->next       = NULL;
+        peer->queue_tail = prev;
+        op->next         = peer->queue_head;
+        peer->queue_head = op;
+    }
     return LOOM_OK;
 }
 

@@ -265,7 +265,10 @@ int loom_op_advance(loom_op_t *op)
     case LOOM_OP_CTRL:
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;
-        return loom_am_issue(op->peer, op->rail, op->msg[1], NULL, &iov, 1);
+        return loom_am_issue_ep(op->peer, op->rail,
+                                op->tag ? op->peer->rails[op->rail].boot_ep
+                                        : op->peer->rails[op->rail].ep,
+                                op->msg[1], NULL, &iov, 1);
     default:
         return loom_rdma_advance(op);
     }

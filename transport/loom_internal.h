@@ -19,6 +19,7 @@ typedef struct loom_rail {
     uct_md_attr_t      md_attr;
     uct_iface_attr_t   attr;
     bool               needs_reg;     /* memory must be registered on this MD */
+    bool               iface_reachable; /* peers can connect to our interface */
     uint8_t           *dev_addr;
     uint8_t           *iface_addr;
     loom_rail_info_t   info;
@@ -28,6 +29,8 @@ typedef struct loom_rail {
 /* State of one rail towards one peer. */
 typedef struct loom_peer_rail {
     uct_ep_h ep;
+    uct_ep_h boot_ep;         /* connect-to-ep rail that can also connect to the
+                                 peer's interface: carries the CONNECT messages */
     bool     usable;          /* connected both ways, not failed */
     bool     failed;
     bool     local_connected; /* connect-to-ep: our ep is connected */
@@ -144,8 +147,12 @@ int  loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t 
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
 int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_hdr_t *hdr,
                    const struct iovec *iov, int iovcnt);
+int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
+                      const loom_wire_hdr_t *hdr, const struct iovec *iov, int iovcnt);
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
+int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
+                           size_t length);
 bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
                          uint8_t type, size_t min_length);
 void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);

@@ -65,7 +65,7 @@ static int loom_connect_send(loom_peer_t *peer, int rail_index)
     int boot = loom_peer_bootstrap_rail(peer);
     ucs_status_t status;
 
-    if (boot < 0) {
+    if (boot < 0 && NULL == prail->boot_ep) {
         loom_log(peer->engine, LOOM_LOG_ERROR, "rail %s:%s connects endpoint to endpoint, "
                  "but no rail that connects to interfaces reaches peer %#llx to exchange "
                  "the addresses", rail->info.tl_name, rail->info.dev_name,
@@ -92,7 +92,9 @@ static int loom_connect_send(loom_peer_t *peer, int rail_index)
     if (prail->local_connected) {
         prail->told_connected = true;
     }
-    return loom_ctrl_send(peer, boot, msg, length);
+    return (NULL != prail->boot_ep)
+               ? loom_connect_msg_send(peer, rail_index, true, msg, length)
+               : loom_connect_msg_send(peer, boot, false, msg, length);
 }
 
 static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,
@@ -107,7 +109,8 @@ static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *d
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
     params.iface      = rail->iface;
     if (!rail->info.connect_to_ep) {
-        if (!uct_iface_is_reachable(rail->iface, (const uct_device_addr_t *)dev_addr,
+        if (NULL == iface_addr ||
+            !uct_iface_is_reachable(rail->iface, (const uct_device_addr_t *)dev_addr,
                                     (const uct_iface_addr_t *)iface_addr)) {
             loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx is not reachable on rail "
                      "%s:%s", (unsigned long long)peer->name, rail->info.tl_name,
@@ -117,6 +120,18 @@ static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *d
         params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
         params.dev_addr    = (const uct_device_addr_t *)dev_addr;
         params.iface_addr  = (const uct_iface_addr_t *)iface_addr;
+    }
+    if (rail->info.connect_to_ep && rail->iface_reachable && NULL != iface_addr) {
+        /* The peer's interface is reachable too: connect to it for CONNECT
+         * messages, so this rail needs no other rail to bootstrap. */
+        uct_ep_params_t boot = params;
+
+        boot.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        boot.dev_addr    = (const uct_device_addr_t *)dev_addr;
+        boot.iface_addr  = (const uct_iface_addr_t *)iface_addr;
+        if (UCS_OK != uct_ep_create(&boot, &prail->boot_ep)) {
+            prail->boot_ep = NULL;
+        }
     }
     status = uct_ep_create(&params, &prail->ep);
     if (UCS_OK != status) {
@@ -182,7 +197,10 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
                      engine->rails[i].info.dev_name);
             continue;
         }
-        if (LOOM_OK == loom_peer_rail_connect(peer, i, dev_addrs[i], iface_addrs[i])) {
+        if (LOOM_OK == loom_peer_rail_connect(peer, i, dev_addrs[i],
+                                              (loom_from_le32(remote.flags) &
+                                               LOOM_WIRE_RAIL_CONNECT_TO_IFACE)
+                                                  ? iface_addrs[i] : NULL)) {
             ++connected;
         }
     }
@@ -248,6 +266,9 @@ void loom_peer_disconnect(loom_peer_t *peer)
     for (i = 0; i < engine->rail_count; ++i) {
         if (NULL != peer->rails[i].ep) {
             uct_ep_destroy(peer->rails[i].ep);
+        }
+        if (NULL != peer->rails[i].boot_ep) {
+            uct_ep_destroy(peer->rails[i].boot_ep);
         }
     }
     loom_hash_remove(&engine->peers, peer->name);

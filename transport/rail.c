@@ -64,6 +64,7 @@ static void loom_rail_fill_info(loom_rail_t *rail)
     loom_rail_info_t *info = &rail->info;
     uint64_t flags = rail->attr.cap.flags;
 
+    rail->iface_reachable = !!(flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
     info->connect_to_ep = !(flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) ||
                           rail->engine->config.force_connect_to_ep;
     info->has_put       = !!(flags & UCT_IFACE_FLAG_PUT_ZCOPY);

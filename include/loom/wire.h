@@ -132,6 +132,8 @@ typedef struct loom_wire_rail_addr {
     uint16_t iface_addr_len;
 } loom_wire_rail_addr_t;
 
+/* rail flags: the rail is used endpoint to endpoint; an interface address
+ * follows (both may be set: the interface then carries CONNECT messages) */
 #define LOOM_WIRE_RAIL_CONNECT_TO_IFACE 0x1u
 #define LOOM_WIRE_RAIL_CONNECT_TO_EP    0x2u
 
