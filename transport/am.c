@@ -173,6 +173,7 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uin
     loom_wire_hdr_t hdr;
     const char *why = NULL;
 
+    hdr.type = type;
     if (length < sizeof(hdr) || length < min_length) {
         why = "too short";
     } else {
@@ -187,9 +188,9 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uin
     }
     if (NULL != why) {
         ++rail->stats.refused;
-        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a message of type %u "
-                 "(%zu bytes): %s", rail->info.tl_name, rail->info.dev_name, type, length,
-                 why);
+        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a message on AM id %u "
+                 "(type field %u, %zu bytes): %s", rail->info.tl_name, rail->info.dev_name,
+                 type, hdr.type, length, why);
         return false;
     }
     return true;

@@ -169,6 +169,10 @@ void loom_engine_destroy(loom_engine_t *engine)
     for (i = engine->rail_count - 1; i >= 0; --i) {
         loom_rail_close(&engine->rails[i]);
     }
+    while (NULL != (peer = engine->retired)) { /* no rail can complete them now */
+        engine->retired = peer->next_busy;
+        free(peer);
+    }
     if (NULL != engine->worker) {
         uct_worker_destroy(engine->worker);
     }

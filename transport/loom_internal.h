@@ -54,6 +54,7 @@ struct loom_peer {
 };
 
 /* CONNECT messages that arrived before we connected to their sender. */
+#define LOOM_EARLY_CONNECTS_MAX 4096
 typedef struct loom_early {
     size_t  length[LOOM_MAX_RAILS];
     uint8_t msg[LOOM_MAX_RAILS][LOOM_OP_MSG_MAX];
@@ -104,6 +105,7 @@ struct loom_engine {
     loom_hash_t          early_connects; /* name -> CONNECT messages from peers
                                             not connected yet (loom_early_t) */
     loom_peer_t         *busy_peers;   /* peers with a non-empty queue */
+    loom_peer_t         *retired;      /* disconnected with operations pending */
     loom_op_t           *done_head;    /* ops whose callback is due */
     loom_op_t           *done_tail;
     size_t               outstanding;

@@ -234,6 +234,8 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     return LOOM_OK;
 }
 
+static void loom_peer_retire(loom_peer_t *peer);
+
 void loom_peer_disconnect(loom_peer_t *peer)
 {
     loom_engine_t *engine = peer->engine;
@@ -272,7 +274,34 @@ void loom_peer_disconnect(loom_peer_t *peer)
         }
     }
     loom_hash_remove(&engine->peers, peer->name);
+    if (peer->outstanding > 0) {
+        loom_peer_retire(peer);
+        return;
+    }
     free(peer);
+}
+
+/*
+ * Operations still in flight, or whose callbacks have not run, point at the
+ * peer: fail those waiting for the peer's answer, and keep the memory until
+ * the engine goes, where nothing can find the peer any more.
+ */
+static void loom_peer_retire(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_op_t *op;
+    size_t pos = 0;
+
+    loom_log(engine, LOOM_LOG_WARN, "peer %#llx disconnected with %zu operations not "
+             "completed; they fail", (unsigned long long)peer->name, peer->outstanding);
+    while (NULL != (op = loom_hash_next(&engine->requests, &pos))) {
+        if (op->peer == peer) {
+            loom_hash_remove(&engine->requests, op->id);
+            loom_op_finish(op, LOOM_ERR_UNREACH);
+        }
+    }
+    peer->next_busy = engine->retired;
+    engine->retired = peer;
 }
 
 int loom_peer_flush(loom_peer_t *peer)
@@ -387,8 +416,15 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
         loom_connect_apply(peer, data);
         return UCS_OK;
     }
-    /* Not connected to the sender yet: keep the latest message per rail. */
+    /* Not connected to the sender yet: keep the latest message per rail, for
+     * a bounded number of senders. */
     early = loom_hash_get(&engine->early_connects, sender);
+    if (NULL == early && engine->early_connects.count >= LOOM_EARLY_CONNECTS_MAX) {
+        ++rail->stats.refused;
+        loom_log(engine, LOOM_LOG_WARN, "refused a connect message from unknown process "
+                 "%#llx: too many pending", (unsigned long long)sender);
+        return UCS_OK;
+    }
     if (NULL == early) {
         early = calloc(1, sizeof(*early));
         if (NULL == early || 0 != loom_hash_put(&engine->early_connects, sender, early)) {
