@@ -36,27 +36,6 @@ static uint64_t src_seed(uint64_t name)
     return 0x50c0ull + name;
 }
 
-static size_t get_sizes(size_t *sizes)
-{
-    size_t count = 0, k, d;
-
-    sizes[count++] = 0;
-    for (k = 0; k <= 24; ++k) {
-        for (d = 0; d < 3; ++d) {
-            size_t size = ((size_t)1 << k) + d - 1;
-            if (size > sizes[count - 1]) {
-                sizes[count++] = size;
-            }
-        }
-    }
-    return count;
-}
-
-static uint64_t clip(uint64_t off, uint64_t length)
-{
-    return (off + length > REGION_LEN) ? REGION_LEN - length : off;
-}
-
 static void get_issue(unit_ctx_t *ctx, get_side_t *side, uint64_t src_off, uint64_t dst_off,
                       size_t length, unit_op_t *uop)
 {
@@ -91,12 +70,12 @@ static void get_verify(get_side_t *side, uint64_t src_off, uint64_t dst_off, siz
 static void get_series(unit_ctx_t *ctx, get_side_t *side, bool requester, get_totals_t *tot)
 {
     static const uint64_t offs[] = {0, 1, 5, 4096, 4099, 65535, REGION_LEN};
-    size_t sizes[128], n = get_sizes(sizes), i;
+    size_t sizes[128], n = unit_size_ladder(sizes), i;
 
     for (i = 0; i < n; ++i) {
         if (requester) {
-            uint64_t src_off = clip(offs[i % 7], sizes[i]);
-            uint64_t dst_off = clip(offs[(i + 3) % 7] + i, sizes[i]);
+            uint64_t src_off = unit_clip_offset(offs[i % 7], sizes[i], REGION_LEN);
+            uint64_t dst_off = unit_clip_offset(offs[(i + 3) % 7] + i, sizes[i], REGION_LEN);
             unit_op_t uop;
 
             get_issue(ctx, side, src_off, dst_off, sizes[i], &uop);
@@ -134,13 +113,8 @@ static void get_multi(unit_ctx_t *ctx, get_side_t *side, bool requester, get_tot
             CHECK(off <= REGION_LEN);
             get_issue(ctx, side, src_off[i], dst_off[i], len[i], &uop[i]);
         }
+        unit_ops_wait_all(ctx, uop, MULTI_COUNT);
         for (i = 0; i < MULTI_COUNT; ++i) {
-            UNIT_WAIT(ctx, uop[i].calls > 0);
-        }
-        unit_progress_for(ctx, 0.05);
-        for (i = 0; i < MULTI_COUNT; ++i) {
-            CHECK_EQ(uop[i].calls, 1);
-            CHECK_RC(uop[i].status, LOOM_OK);
             CHECK_MEM(side->dst + dst_off[i], side->src_ref + src_off[i], len[i],
                       "one of several concurrent gets");
             memcpy(side->dst + dst_off[i], side->dst_ref + dst_off[i], len[i]);

@@ -33,35 +33,13 @@ typedef struct put_round {
     uint64_t seed;
 } put_round_t;
 
-/* 0, then 2^k - 1, 2^k, 2^k + 1 up to 16 MiB + 1, ascending, no repeats. */
-static size_t put_sizes(size_t *sizes)
-{
-    size_t count = 0, k, d;
-
-    sizes[count++] = 0;
-    for (k = 0; k <= 24; ++k) {
-        for (d = 0; d < 3; ++d) {
-            size_t size = ((size_t)1 << k) + d - 1;
-            if (size > sizes[count - 1]) {
-                sizes[count++] = size;
-            }
-        }
-    }
-    return count;
-}
-
-static uint64_t clip_offset(uint64_t off, uint64_t length)
-{
-    return (off + length > REGION_LEN) ? REGION_LEN - length : off;
-}
-
 static void put_round_make(put_round_t *r, size_t i, size_t length, uint64_t seed_base)
 {
     static const uint64_t dst[] = {0, 1, 3, 8, 4095, 4097, 65541, REGION_LEN};
 
     r->length  = length;
-    r->dst_off = clip_offset(dst[i % (sizeof(dst) / sizeof(dst[0]))], length);
-    r->src_off = clip_offset((i * 13u) % 4096u, length);
+    r->dst_off = unit_clip_offset(dst[i % (sizeof(dst) / sizeof(dst[0]))], length, REGION_LEN);
+    r->src_off = unit_clip_offset((i * 13u) % 4096u, length, REGION_LEN);
     r->seed    = seed_base + i;
 }
 
@@ -101,7 +79,7 @@ static void put_issue(unit_ctx_t *ctx, put_side_t *side, const put_round_t *r,
 /* Sequential puts from the initiator, each checked by the target. */
 static void put_series(unit_ctx_t *ctx, put_side_t *side, bool initiator, uint64_t seed_base)
 {
-    size_t sizes[128], n = put_sizes(sizes), i;
+    size_t sizes[128], n = unit_size_ladder(sizes), i;
     loom_rail_stats_t before = *loom_engine_rail_stats(ctx->engine, 0);
     unsigned long bytes = 0;
 
@@ -156,14 +134,7 @@ static void put_multi(unit_ctx_t *ctx, put_side_t *side, bool initiator)
         for (i = 0; i < MULTI_COUNT; ++i) {
             put_issue(ctx, side, &r[i], &uop[i]);
         }
-        for (i = 0; i < MULTI_COUNT; ++i) {
-            UNIT_WAIT(ctx, uop[i].calls > 0);
-        }
-        unit_progress_for(ctx, 0.05);
-        for (i = 0; i < MULTI_COUNT; ++i) {
-            CHECK_EQ(uop[i].calls, 1);
-            CHECK_RC(uop[i].status, LOOM_OK);
-        }
+        unit_ops_wait_all(ctx, uop, MULTI_COUNT);
         unit_send_u64(ctx, MULTI_COUNT);
     } else {
         CHECK_UEQ(unit_recv_u64(ctx), MULTI_COUNT);

@@ -633,3 +633,38 @@ int unit_main(const char *test, const unit_options_t *options, unit_body_t paren
     printf("PASS: %s\n", test);
     return 0;
 }
+
+size_t unit_size_ladder(size_t *sizes)
+{
+    size_t count = 0, k, d;
+
+    sizes[count++] = 0;
+    for (k = 0; k <= 24; ++k) {
+        for (d = 0; d < 3; ++d) {
+            size_t size = ((size_t)1 << k) + d - 1;
+            if (size > sizes[count - 1]) {
+                sizes[count++] = size;
+            }
+        }
+    }
+    return count;
+}
+
+uint64_t unit_clip_offset(uint64_t off, uint64_t length, uint64_t region_len)
+{
+    return (off + length > region_len) ? region_len - length : off;
+}
+
+void unit_ops_wait_all(unit_ctx_t *ctx, unit_op_t *uops, size_t count)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        UNIT_WAIT(ctx, uops[i].calls > 0);
+    }
+    unit_progress_for(ctx, 0.05); /* a second callback would show up here */
+    for (i = 0; i < count; ++i) {
+        CHECK_EQ(uops[i].calls, 1);
+        CHECK_RC(uops[i].status, LOOM_OK);
+    }
+}

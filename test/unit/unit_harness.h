@@ -197,4 +197,13 @@ typedef struct unit_op {
 } unit_op_t;
 void unit_op_init(unit_op_t *uop);
 
+/* 0, then 2^k - 1, 2^k, 2^k + 1 up to 16 MiB + 1, ascending, no repeats;
+ * sizes needs room for 76 entries.  Returns the count. */
+size_t unit_size_ladder(size_t *sizes);
+/* off, moved back so that [off, off + length) stays inside region_len. */
+uint64_t unit_clip_offset(uint64_t off, uint64_t length, uint64_t region_len);
+
+/* Wait until every op completed, then check each did exactly once, with LOOM_OK. */
+void unit_ops_wait_all(unit_ctx_t *ctx, unit_op_t *uops, size_t count);
+
 #endif
