@@ -38,6 +38,7 @@ tests=(
     "test_many_outstanding 2 4"
     "test_any_source 2 4"
     "test_alltoall 2 4"
+    "test_rma 2 4"
     "test_pvars 2"
 )
 

@@ -376,7 +376,7 @@ static void child_body(unit_ctx_t *ctx)
         unit_msgs_clear(ctx);
         unit_send_u64(ctx, i);
     }
-    CHECK(unit_log_contains(ctx, "refused a message of type"));
+    CHECK(unit_log_contains(ctx, "refused a message on AM id"));
     CHECK(unit_log_contains(ctx, "refused a push request"));
     CHECK(unit_log_contains(ctx, "refused a connect message"));
     ctx->log_quiet = false;
