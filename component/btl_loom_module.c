@@ -64,6 +64,12 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
     int rail, rc;
 
     module->key_size = loom_key_size(engine);
+    if (module->key_size > MCA_BTL_REG_HANDLE_MAX_SIZE) {
+        opal_output(0, "btl loom: remote keys of %zu bytes exceed the %d bytes Open MPI "
+                    "carries; name fewer rails in btl_loom_rails", module->key_size,
+                    MCA_BTL_REG_HANDLE_MAX_SIZE);
+        return OPAL_ERR_BAD_PARAM;
+    }
     rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, am_max);
     if (OPAL_SUCCESS == rc) {
         rc = mca_btl_loom_limit("max_send_size", &btl->btl_max_send_size, am_max);

@@ -210,6 +210,9 @@ void loom_op_finish(loom_op_t *op, int status)
 {
     loom_engine_t *engine = op->peer->engine;
 
+    if (LOOM_OP_PUSH_REQ == op->kind) {
+        loom_hash_remove(&engine->requests, op->id); /* no answer may find it now */
+    }
     op->status = status;
     op->stage  = LOOM_STAGE_DONE;
     op->next   = NULL;
@@ -307,8 +310,10 @@ static int loom_engine_drain_queues(loom_engine_t *engine)
                 break;
             }
             ++count;
-            if (rc < 0) {
+            if (rc < 0 && (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind)) {
                 loom_op_finish(op, rc);
+            } else if (rc < 0) {
+                loom_rdma_complete(op, rc); /* a served push still answers */
             } else if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
                 loom_op_finish(op, LOOM_OK);
             }

@@ -178,6 +178,7 @@ int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
+void loom_rdma_complete(loom_op_t *op, int rc);
 
 #define loom_container_of(_ptr, _type, _member) \
     ((_type *)((char *)(_ptr) - offsetof(_type, _member)))

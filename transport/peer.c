@@ -190,7 +190,12 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
         peer->remote_rails[i] = remote;
         remote_ep = !!(loom_from_le32(remote.flags) & LOOM_WIRE_RAIL_CONNECT_TO_EP);
         if (strcmp(remote.tl_name, engine->rails[i].info.tl_name) ||
-            remote_ep != engine->rails[i].info.connect_to_ep) {
+            remote_ep != engine->rails[i].info.connect_to_ep ||
+            loom_from_le16(remote.dev_addr_len) != engine->rails[i].attr.device_addr_len ||
+            (0 != remote.iface_addr_len &&
+             loom_from_le16(remote.iface_addr_len) != engine->rails[i].attr.iface_addr_len) ||
+            (!!(loom_from_le32(remote.flags) & LOOM_WIRE_RAIL_CONNECT_TO_IFACE) !=
+             (0 != remote.iface_addr_len))) {
             loom_log(engine, LOOM_LOG_WARN, "peer %#llx rail %d is %s:%s, ours is %s:%s: "
                      "not used", (unsigned long long)peer->name, i, remote.tl_name,
                      remote.dev_name, engine->rails[i].info.tl_name,
@@ -235,6 +240,20 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
 }
 
 static void loom_peer_retire(loom_peer_t *peer);
+
+/* Push requests to the peer (on one rail, or all: -1) waiting for an answer
+ * that can no longer come fail now. */
+static void loom_peer_fail_requests(loom_peer_t *peer, int rail)
+{
+    loom_op_t *op;
+    size_t pos = 0;
+
+    while (NULL != (op = loom_hash_next(&peer->engine->requests, &pos))) {
+        if (op->peer == peer && LOOM_STAGE_WAIT == op->stage && (rail < 0 || op->rail == rail)) {
+            loom_op_finish(op, LOOM_ERR_UNREACH); /* also leaves the table */
+        }
+    }
+}
 
 void loom_peer_disconnect(loom_peer_t *peer)
 {
@@ -289,17 +308,10 @@ void loom_peer_disconnect(loom_peer_t *peer)
 static void loom_peer_retire(loom_peer_t *peer)
 {
     loom_engine_t *engine = peer->engine;
-    loom_op_t *op;
-    size_t pos = 0;
 
     loom_log(engine, LOOM_LOG_WARN, "peer %#llx disconnected with %zu operations not "
              "completed; they fail", (unsigned long long)peer->name, peer->outstanding);
-    while (NULL != (op = loom_hash_next(&engine->requests, &pos))) {
-        if (op->peer == peer) {
-            loom_hash_remove(&engine->requests, op->id);
-            loom_op_finish(op, LOOM_ERR_UNREACH);
-        }
-    }
+    loom_peer_fail_requests(peer, -1);
     peer->next_busy = engine->retired;
     engine->retired = peer;
 }
@@ -330,6 +342,7 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
     if (peer->am_rail == rail) {
         loom_peer_choose_am_rail(peer);
     }
+    loom_peer_fail_requests(peer, rail);
 }
 
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status)
@@ -363,6 +376,15 @@ static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *con
         return;
     }
     prail = &peer->rails[index];
+    if (loom_from_le16(conn->dev_addr_len) != peer->engine->rails[index].attr.device_addr_len ||
+        loom_from_le16(conn->ep_addr_len) != peer->engine->rails[index].attr.ep_addr_len ||
+        loom_from_le32(conn->sender_epoch) != peer->epoch) {
+        ++peer->engine->rails[index].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "refused a connect message from peer %#llx "
+                 "for rail %d: address sizes or epoch do not match",
+                 (unsigned long long)peer->name, index);
+        return;
+    }
     if (!prail->local_connected) {
         status = uct_ep_connect_to_ep(prail->ep, (const uct_device_addr_t *)dev_addr,
                                       (const uct_ep_addr_t *)(dev_addr +

@@ -242,7 +242,8 @@ static void loom_rank_by_locality(loom_engine_t *engine, loom_resources_t *res)
     if (NULL != bound && 0 == hwloc_topology_load(topo) &&
         0 == hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS)) {
         for (i = 0; i < res->count; ++i) {
-            if (!loom_device_is_near(topo, bound, res->items[i].dev_name)) {
+            if (res->items[i].rank >= 0 &&
+                !loom_device_is_near(topo, bound, res->items[i].dev_name)) {
                 res->items[i].rank += 1; /* far devices after near ones of a class */
                 loom_log(engine, LOOM_LOG_DEBUG, "device %s is not near this process",
                          res->items[i].dev_name);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 static void loom_rdma_comp(uct_completion_t *self);
+static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name,
+                                uint64_t request_id, uint64_t length, int rc);
 
 static int loom_wire_to_rc(uint32_t status)
 {
@@ -46,7 +48,7 @@ static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
     if (LOOM_ERR_AGAIN == rc) {
         loom_op_queue(peer, op);
     } else if (rc < 0) {
-        loom_op_finish(op, rc);
+        loom_rdma_complete(op, rc);
     }
     return LOOM_INPROGRESS;
 }
@@ -197,26 +199,33 @@ static void loom_rdma_account(loom_op_t *op)
     }
 }
 
-static void loom_push_done_send(loom_peer_t *notify, uint64_t request_id, uint64_t length,
-                                int rc)
+static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name,
+                                uint64_t request_id, uint64_t length, int rc)
 {
+    loom_peer_t *notify = loom_peer_lookup(engine, notify_name);
     loom_wire_push_done_t done;
 
+    if (NULL == notify) {
+        loom_log(engine, LOOM_LOG_WARN, "push request %llu: process %#llx to notify is gone",
+                 (unsigned long long)request_id, (unsigned long long)notify_name);
+        return;
+    }
     memset(&done, 0, sizeof(done));
     loom_wire_hdr_fill(&done.hdr, LOOM_WIRE_PUSH_DONE, 0, sizeof(done));
     done.request_id = loom_le64(request_id);
+    done.sender     = loom_le64(engine->config.name);
     done.length     = loom_le64(length);
     done.status     = loom_le32(loom_rc_to_wire(rc));
     (void)loom_ctrl_send(notify, notify->am_rail, &done, sizeof(done));
 }
 
-static void loom_rdma_complete(loom_op_t *op, int rc)
+void loom_rdma_complete(loom_op_t *op, int rc)
 {
     if (LOOM_OK == rc && !op->done_sent) {
         loom_rdma_account(op);
     }
     if (LOOM_OP_SERVE == op->kind && !op->done_sent) {
-        loom_push_done_send(op->user, op->id, op->length, rc);
+        loom_push_done_send(op->peer->engine, op->notify, op->id, op->length, rc);
     }
     loom_op_finish(op, rc);
 }
@@ -249,13 +258,13 @@ static int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
  */
 static void loom_serve_notify_early(loom_op_t *op)
 {
-    loom_peer_t *notify = op->user;
+    loom_peer_t *notify = op->peer;
 
-    if (LOOM_OP_SERVE != op->kind || notify != op->peer || notify->am_rail != op->rail ||
+    if (LOOM_OP_SERVE != op->kind || op->notify != notify->name || notify->am_rail != op->rail ||
         UCS_OK != uct_ep_fence(op->peer->rails[op->rail].ep, 0)) {
         return;
     }
-    loom_push_done_send(notify, op->id, op->length, LOOM_OK);
+    loom_push_done_send(notify->engine, op->notify, op->id, op->length, LOOM_OK);
     loom_rdma_account(op); /* counted when reported, as in every other case */
     op->done_sent = true;
 }
@@ -358,13 +367,14 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
         loom_log(engine, LOOM_LOG_WARN, "refused a push request of %llu bytes from "
                  "%#llx: %s", (unsigned long long)loom_from_le64(req.length),
                  (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
-        loom_push_done_send(notify, loom_from_le64(req.request_id), 0, rc);
+        loom_push_done_send(engine, notify->name, loom_from_le64(req.request_id), 0, rc);
         return UCS_OK;
     }
     op = loom_op_alloc_ctrl(engine);
     if (NULL == op) {
         uct_rkey_release(engine->rails[dest_rail].component, &rkey);
-        loom_push_done_send(notify, loom_from_le64(req.request_id), 0, LOOM_ERR_NOMEM);
+        loom_push_done_send(engine, notify->name, loom_from_le64(req.request_id), 0,
+                            LOOM_ERR_NOMEM);
         return UCS_OK;
     }
     loom_op_start(dest, op, LOOM_OP_SERVE, LOOM_STAGE_ISSUE);
@@ -376,7 +386,7 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     op->length     = loom_from_le64(req.length);
     op->memh       = region->memh[dest_rail];
     op->id         = loom_from_le64(req.request_id);
-    op->user       = notify;
+    op->notify     = notify->name;
     /* Issued from progress, not from inside this UCT callback. */
     loom_op_queue(dest, op);
     return UCS_OK;
@@ -397,6 +407,7 @@ ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned 
     op = loom_hash_get(&rail->engine->requests, loom_from_le64(done.request_id));
     rc = loom_wire_to_rc(loom_from_le32(done.status));
     if (NULL == op || op->stage != LOOM_STAGE_WAIT ||
+        op->peer->name != loom_from_le64(done.sender) ||
         (LOOM_OK == rc && loom_from_le64(done.length) != op->length)) {
         ++rail->stats.refused;
         loom_log(rail->engine, LOOM_LOG_WARN, "refused a push completion for unknown or "

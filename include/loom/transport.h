@@ -104,6 +104,7 @@ struct loom_op {
     int            status;
     uct_completion_t comp;
     uint64_t       id;
+    uint64_t       notify;     /* serve: name of the process to notify */
     void          *local;
     uint64_t       remote;
     size_t         length;

@@ -83,6 +83,7 @@ enum loom_wire_status {
 
 typedef struct loom_wire_push_done {
     loom_wire_hdr_t hdr;
+    uint64_t sender;      /* process name of the owner that served the push */
     uint64_t request_id;
     uint64_t length;      /* bytes placed */
     uint32_t status;      /* enum loom_wire_status */
