@@ -36,8 +36,8 @@ tests=(
     "test_sizes 2 4"
     "test_datatypes 2 4"
     "test_many_outstanding 2 4"
-    "test_any_source 2 4"
-    "test_alltoall 2 4"
+    "test_any_source 2 4 16"
+    "test_alltoall 2 4 8"
     "test_rma 2 4"
     "test_pvars 2"
 )
