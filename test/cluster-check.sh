@@ -1,0 +1,39 @@
+#!/bin/bash
+# loom between two virtual nodes (network namespaces) over two TCP rails on
+# separate subnets: the MPI correctness programs, data verified, with the
+# runtime on the mgmt device.  Skips (77) without root or namespaces.
+set -u
+src=${LOOM_SRCDIR:?run through make check}
+bindir=${LOOM_TEST_BINDIR:?run through make check}
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: the virtual cluster needs root (network namespaces)"
+    exit 77
+fi
+if ! ip netns add loomprobe$$ 2>/dev/null; then
+    echo "SKIP: this machine cannot create network namespaces"
+    exit 77
+fi
+ip netns del loomprobe$$
+if [ -e /run/loom-vcluster/nodes ]; then
+    echo "SKIP: a virtual cluster is up already; not touching it"
+    exit 77
+fi
+"$src/contrib/vcluster-up.sh" -n 2 -r 2 || exit 1
+trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
+fail=0
+for t in test_sizes test_many_outstanding test_any_source test_alltoall test_pvars; do
+    out=$(timeout 300 "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \
+          --map-by node --hostfile /run/loom-vcluster/hostfile \
+          --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
+          --mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:rail0,tcp:rail1 \
+          "$bindir/$t" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "^PASS $t" <<<"$out"; then
+        echo "PASS $t (2 nodes, rails tcp:rail0,tcp:rail1)"
+    else
+        echo "FAIL $t (exit $rc):"
+        tail -n 20 <<<"$out" | sed 's/^/    | /'
+        fail=1
+    fi
+done
+exit $fail
