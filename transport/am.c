@@ -120,21 +120,31 @@ int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int io
 }
 
 /* Queue a control message (it carries its own header) for peer. */
-int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
+static loom_op_t *loom_ctrl_op_new(loom_peer_t *peer, int rail, const void *msg,
+                                   size_t length)
 {
     loom_op_t *op;
 
     if (length > LOOM_OP_MSG_MAX) {
-        return LOOM_ERR_INVALID;
+        return NULL;
     }
     op = loom_op_alloc_ctrl(peer->engine);
-    if (NULL == op) {
-        return LOOM_ERR_NOMEM;
+    if (NULL != op) {
+        loom_op_start(peer, op, LOOM_OP_CTRL, LOOM_STAGE_SEND);
+        memcpy(op->msg, msg, length);
+        op->msg_len = length;
+        op->rail    = rail;
     }
-    loom_op_start(peer, op, LOOM_OP_CTRL, LOOM_STAGE_SEND);
-    memcpy(op->msg, msg, length);
-    op->msg_len = length;
-    op->rail    = rail;
+    return op;
+}
+
+int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
+{
+    loom_op_t *op = loom_ctrl_op_new(peer, rail, msg, length);
+
+    if (NULL == op) {
+        return (length > LOOM_OP_MSG_MAX) ? LOOM_ERR_INVALID : LOOM_ERR_NOMEM;
+    }
     loom_op_queue(peer, op);
     return LOOM_OK;
 }
@@ -147,22 +157,13 @@ int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
 int loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
                           size_t length)
 {
-    loom_op_t *op, *prev;
-    int rc = loom_ctrl_send(peer, rail, msg, length);
+    loom_op_t *op = loom_ctrl_op_new(peer, rail, msg, length);
 
-    if (LOOM_OK != rc) {
-        return rc;
+    if (NULL == op) {
+        return (length > LOOM_OP_MSG_MAX) ? LOOM_ERR_INVALID : LOOM_ERR_NOMEM;
     }
-    op      = peer->queue_tail;
     op->tag = via_boot; /* loom_op_advance: use boot_ep */
-    if (peer->queue_head != op) {
-        for (prev = peer->queue_head; prev->next != op; prev = prev->next) {
-        }
-        prev->next       = NULL;
-        peer->queue_tail = prev;
-        op->next         = peer->queue_head;
-        peer->queue_head = op;
-    }
+    loom_op_queue_front(peer, op);
     return LOOM_OK;
 }
 

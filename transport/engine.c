@@ -224,10 +224,17 @@ void loom_op_finish(loom_op_t *op, int status)
     engine->done_tail = op;
 }
 
+static void loom_peer_mark_busy(loom_peer_t *peer)
+{
+    if (!peer->queued) {
+        peer->queued             = true;
+        peer->next_busy          = peer->engine->busy_peers;
+        peer->engine->busy_peers = peer;
+    }
+}
+
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
 {
-    loom_engine_t *engine = peer->engine;
-
     op->next = NULL;
     if (NULL == peer->queue_tail) {
         peer->queue_head = op;
@@ -235,11 +242,18 @@ void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
         peer->queue_tail->next = op;
     }
     peer->queue_tail = op;
-    if (!peer->queued) {
-        peer->queued    = true;
-        peer->next_busy = engine->busy_peers;
-        engine->busy_peers = peer;
+    loom_peer_mark_busy(peer);
+}
+
+/* Ahead of everything queued to the peer. */
+void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op)
+{
+    op->next         = peer->queue_head;
+    peer->queue_head = op;
+    if (NULL == peer->queue_tail) {
+        peer->queue_tail = op;
     }
+    loom_peer_mark_busy(peer);
 }
 
 static void loom_ctrl_free(loom_op_t *op, int status)
@@ -302,27 +316,16 @@ static int loom_engine_drain_queues(loom_engine_t *engine)
             }
             rc = loom_op_advance(op);
             if (LOOM_ERR_AGAIN == rc) {
-                op->next = peer->queue_head;
-                peer->queue_head = op;
-                if (NULL == peer->queue_tail) {
-                    peer->queue_tail = op;
-                }
+                loom_op_queue_front(peer, op);
                 break;
             }
             ++count;
-            if (rc < 0 && (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind)) {
-                loom_op_finish(op, rc);
+            if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
+                loom_op_finish(op, (rc < 0) ? rc : LOOM_OK);
             } else if (rc < 0) {
                 loom_rdma_complete(op, rc); /* a served push still answers */
-            } else if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
-                loom_op_finish(op, LOOM_OK);
             }
-            /* rdma ops moved on to wait for their UCT completion */
-        }
-        if (NULL != peer->queue_head && !peer->queued) {
-            peer->queued       = true;
-            peer->next_busy    = engine->busy_peers;
-            engine->busy_peers = peer;
+            /* rdma ops that went on wait for their UCT completion */
         }
     }
     return count;

@@ -121,6 +121,7 @@ int  loom_status_to_rc(ucs_status_t status);
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
 void loom_op_finish(loom_op_t *op, int status);
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
+void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
 int  loom_op_advance(loom_op_t *op);
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
 

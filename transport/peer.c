@@ -92,9 +92,9 @@ static int loom_connect_send(loom_peer_t *peer, int rail_index)
     if (prail->local_connected) {
         prail->told_connected = true;
     }
-    return (NULL != prail->boot_ep)
-               ? loom_connect_msg_send(peer, rail_index, true, msg, length)
-               : loom_connect_msg_send(peer, boot, false, msg, length);
+    /* the rail's own interface endpoint if it has one, else another rail */
+    return loom_connect_msg_send(peer, (NULL != prail->boot_ep) ? rail_index : boot,
+                                 NULL != prail->boot_ep, msg, length);
 }
 
 static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,
@@ -147,6 +147,20 @@ static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *d
 
 static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *conn);
 
+/* Does the peer's rail record pair with our rail: same transport and model,
+ * addresses of our sizes (UCT reads that many bytes from them)? */
+static bool loom_rail_addr_matches(const loom_rail_t *rail, const loom_wire_rail_addr_t *remote)
+{
+    uint32_t flags     = loom_from_le32(remote->flags);
+    size_t   iface_len = loom_from_le16(remote->iface_addr_len);
+
+    return 0 == strcmp(remote->tl_name, rail->info.tl_name) &&
+           !!(flags & LOOM_WIRE_RAIL_CONNECT_TO_EP) == rail->info.connect_to_ep &&
+           loom_from_le16(remote->dev_addr_len) == rail->attr.device_addr_len &&
+           !!(flags & LOOM_WIRE_RAIL_CONNECT_TO_IFACE) == (0 != iface_len) &&
+           (0 == iface_len || iface_len == rail->attr.iface_addr_len);
+}
+
 int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
                       loom_peer_t **peer_p)
 {
@@ -184,18 +198,10 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     /* Rail i pairs with the peer's rail i when both run the same transport. */
     for (i = 0; i < engine->rail_count && i < addr->rail_count; ++i) {
         loom_wire_rail_addr_t remote;
-        bool remote_ep;
 
         memcpy(&remote, rails[i], sizeof(remote));
         peer->remote_rails[i] = remote;
-        remote_ep = !!(loom_from_le32(remote.flags) & LOOM_WIRE_RAIL_CONNECT_TO_EP);
-        if (strcmp(remote.tl_name, engine->rails[i].info.tl_name) ||
-            remote_ep != engine->rails[i].info.connect_to_ep ||
-            loom_from_le16(remote.dev_addr_len) != engine->rails[i].attr.device_addr_len ||
-            (0 != remote.iface_addr_len &&
-             loom_from_le16(remote.iface_addr_len) != engine->rails[i].attr.iface_addr_len) ||
-            (!!(loom_from_le32(remote.flags) & LOOM_WIRE_RAIL_CONNECT_TO_IFACE) !=
-             (0 != remote.iface_addr_len))) {
+        if (!loom_rail_addr_matches(&engine->rails[i], &remote)) {
             loom_log(engine, LOOM_LOG_WARN, "peer %#llx rail %d is %s:%s, ours is %s:%s: "
                      "not used", (unsigned long long)peer->name, i, remote.tl_name,
                      remote.dev_name, engine->rails[i].info.tl_name,
@@ -429,12 +435,6 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
     sender = loom_from_le64(conn.sender);
     peer   = loom_peer_lookup(engine, sender);
     if (NULL != peer) {
-        if (loom_from_le32(conn.sender_epoch) != peer->epoch) {
-            ++rail->stats.refused;
-            loom_log(engine, LOOM_LOG_WARN, "refused a connect message from an earlier "
-                     "incarnation of peer %#llx", (unsigned long long)sender);
-            return UCS_OK;
-        }
         loom_connect_apply(peer, data);
         return UCS_OK;
     }

@@ -144,13 +144,9 @@ int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h com
     if (UCS_OK != status) {
         goto out;
     }
-    if (0 == strcmp(tl_name, "tcp")) {
-        rc = loom_rail_tune_tcp(rail, iface_config);
-        if (LOOM_OK != rc) {
-            uct_config_release(iface_config);
-            return rc;
-        }
-        rc = LOOM_ERR_IO;
+    if (0 == strcmp(tl_name, "tcp") && LOOM_OK != loom_rail_tune_tcp(rail, iface_config)) {
+        uct_config_release(iface_config);
+        return LOOM_ERR_INVALID;
     }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |

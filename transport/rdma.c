@@ -12,8 +12,6 @@
 #include <string.h>
 
 static void loom_rdma_comp(uct_completion_t *self);
-static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name,
-                                uint64_t request_id, uint64_t length, int rc);
 
 static int loom_wire_to_rc(uint32_t status)
 {
@@ -221,11 +219,14 @@ static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name,
 
 void loom_rdma_complete(loom_op_t *op, int rc)
 {
-    if (LOOM_OK == rc && !op->done_sent) {
-        loom_rdma_account(op);
-    }
-    if (LOOM_OP_SERVE == op->kind && !op->done_sent) {
-        loom_push_done_send(op->peer->engine, op->notify, op->id, op->length, rc);
+    /* A serve that notified early was counted and reported then. */
+    if (!op->done_sent) {
+        if (LOOM_OK == rc) {
+            loom_rdma_account(op);
+        }
+        if (LOOM_OP_SERVE == op->kind) {
+            loom_push_done_send(op->peer->engine, op->notify, op->id, op->length, rc);
+        }
     }
     loom_op_finish(op, rc);
 }
