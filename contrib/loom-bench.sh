@@ -5,7 +5,8 @@
 #   loom: pml ob1 + btl self,loom (rails tcp:lo)
 #   tcp:  pml ob1 + btl self,tcp
 #   ucx:  pml ucx with UCX_TLS=tcp,self on lo
-# and prints latency and bandwidth tables with the ratios loom/tcp and
+# (loom's rails and UCX's transports and devices can be changed, e.g. to
+# rc_verbs on soft-RoCE) and prints latency and bandwidth tables with the ratios loom/tcp and
 # loom/ucx.  Builds nothing.  A configuration that fails shows as n/a.
 #
 # usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
@@ -15,6 +16,10 @@
 #                 (default: ./bench-results)
 #   --max SIZE    largest message size, passed as -m (default: the
 #                 benchmarks' own, 4 MiB)
+#   --rails SPEC  loom's rails (btl_loom_rails, default tcp:lo)
+#   --ucx-tls TLS --ucx-devices DEVS
+#                 UCX_TLS and UCX_NET_DEVICES of the pml ucx runs
+#                 (default tcp,self and lo)
 # environment:
 #   LOOM_MPIRUN           mpirun command (default: mpirun)
 #   LOOM_BENCH_LOOM_ARGS  extra mpirun arguments for the loom runs
@@ -26,6 +31,9 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bindir="$script_dir/../test/mpi"
 outdir="./bench-results"
 bench_args=()
+rails=tcp:lo
+ucx_tls=tcp,self
+ucx_devices=lo
 
 usage() {
     cat <<EOF
@@ -35,6 +43,9 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
   --out DIR     where raw outputs, commands and tables go
                 (default: ./bench-results)
   --max SIZE    largest message size, passed as -m (default: 4 MiB)
+  --rails SPEC  loom's rails (default tcp:lo)
+  --ucx-tls TLS, --ucx-devices DEVS
+                UCX_TLS and UCX_NET_DEVICES for pml ucx (default tcp,self, lo)
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
 mpirun arguments for the loom runs), LOOM_BENCH_BIND (--bind-to value,
 default core)
@@ -47,6 +58,9 @@ while [ $# -gt 0 ]; do
     --bindir) bindir=${2:?--bindir needs a directory}; shift 2 ;;
     --out) outdir=${2:?--out needs a directory}; shift 2 ;;
     --max) bench_args=(-m "${2:?--max needs a size}"); shift 2 ;;
+    --rails) rails=${2:?--rails needs a rail list}; shift 2 ;;
+    --ucx-tls) ucx_tls=${2:?--ucx-tls needs a transport list}; shift 2 ;;
+    --ucx-devices) ucx_devices=${2:?--ucx-devices needs a device list}; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "unknown argument: $1" >&2; usage 2 ;;
     esac
@@ -72,13 +86,13 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 configs=(loom tcp ucx)
-args_loom=(--mca pml ob1 --mca btl "self,loom" --mca btl_loom_rails tcp:lo
+args_loom=(--mca pml ob1 --mca btl "self,loom" --mca btl_loom_rails "$rails"
            ${loom_extra[@]+"${loom_extra[@]}"})
 args_tcp=(--mca pml ob1 --mca btl "self,tcp")
 # pml ucx only selects itself on "any" transport/device: its defaults want
 # InfiniBand (mlx*) devices
 args_ucx=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
-          -x "UCX_TLS=tcp,self" -x UCX_NET_DEVICES=lo --mca btl self)
+          -x "UCX_TLS=$ucx_tls" -x "UCX_NET_DEVICES=$ucx_devices" --mca btl self)
 
 # the command line of config $1 running benchmark $2, one word per line
 command_of() {

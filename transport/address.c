@@ -12,7 +12,7 @@ static size_t loom_rail_iface_addr_len(const loom_rail_t *rail)
 {
     /* Published whenever peers can connect to the interface: a connect-to-ep
      * rail then exchanges its endpoint addresses over such a connection. */
-    return rail->iface_reachable ? rail->attr.iface_addr_len : 0;
+    return rail->iface_reachable ? rail->boot_iface_addr_len : 0;
 }
 
 int loom_address_pack(loom_engine_t *engine)

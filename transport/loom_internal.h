@@ -20,6 +20,10 @@ typedef struct loom_rail {
     uct_iface_attr_t   attr;
     bool               needs_reg;     /* memory must be registered on this MD */
     bool               iface_reachable; /* peers can connect to our interface */
+    uct_iface_h        boot_iface;    /* carries CONNECT messages: iface or wireup_iface */
+    size_t             boot_iface_addr_len;
+    uct_iface_h        wireup_iface;  /* companion interface of a connect-to-ep rail */
+    char               wireup_tl[LOOM_NAME_MAX];
     uint8_t           *dev_addr;
     uint8_t           *iface_addr;
     loom_rail_info_t   info;
@@ -129,6 +133,11 @@ loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
 int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
                     const char *md_name, const char *tl_name, const char *dev_name);
 void loom_rail_close(loom_rail_t *rail);
+int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
+                          uct_iface_h *iface_p, uct_iface_attr_t *attr);
+int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
+void loom_rail_wireup_open(loom_rail_t *rail);
+void loom_rail_wireup_close(loom_rail_t *rail);
 
 /* rail_select.c */
 typedef struct loom_rail_choice {

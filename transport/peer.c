@@ -122,10 +122,12 @@ static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *d
         params.iface_addr  = (const uct_iface_addr_t *)iface_addr;
     }
     if (rail->info.connect_to_ep && rail->iface_reachable && NULL != iface_addr) {
-        /* The peer's interface is reachable too: connect to it for CONNECT
-         * messages, so this rail needs no other rail to bootstrap. */
+        /* The peer's interface (or its wireup interface) is reachable too:
+         * connect to it for CONNECT messages, so this rail needs no other
+         * rail to bootstrap. */
         uct_ep_params_t boot = params;
 
+        boot.iface       = rail->boot_iface;
         boot.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
         boot.dev_addr    = (const uct_device_addr_t *)dev_addr;
         boot.iface_addr  = (const uct_iface_addr_t *)iface_addr;
@@ -158,7 +160,7 @@ static bool loom_rail_addr_matches(const loom_rail_t *rail, const loom_wire_rail
            !!(flags & LOOM_WIRE_RAIL_CONNECT_TO_EP) == rail->info.connect_to_ep &&
            loom_from_le16(remote->dev_addr_len) == rail->attr.device_addr_len &&
            !!(flags & LOOM_WIRE_RAIL_CONNECT_TO_IFACE) == (0 != iface_len) &&
-           (0 == iface_len || iface_len == rail->attr.iface_addr_len);
+           (0 == iface_len || iface_len == rail->boot_iface_addr_len);
 }
 
 int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,

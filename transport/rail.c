@@ -10,7 +10,7 @@
 /* Bytes loom puts in front of every AM payload. */
 #define LOOM_AM_OVERHEAD sizeof(loom_wire_hdr_t)
 
-static int loom_rail_set_handlers(loom_rail_t *rail)
+int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
 {
     static const struct {
         uint8_t id;
@@ -25,7 +25,7 @@ static int loom_rail_set_handlers(loom_rail_t *rail)
     size_t i;
 
     for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
-        status = uct_iface_set_am_handler(rail->iface, handlers[i].id, handlers[i].cb,
+        status = uct_iface_set_am_handler(iface, handlers[i].id, handlers[i].cb,
                                           rail, 0);
         if (UCS_OK != status) {
             loom_log(rail->engine, LOOM_LOG_ERROR, "rail %s:%s: cannot set AM handler "
@@ -70,6 +70,7 @@ static void loom_rail_fill_info(loom_rail_t *rail)
     info->has_put       = !!(flags & UCT_IFACE_FLAG_PUT_ZCOPY);
     info->has_get       = !!(flags & UCT_IFACE_FLAG_GET_ZCOPY);
     info->am_max        = rail->attr.cap.am.max_bcopy - LOOM_AM_OVERHEAD;
+    info->get_min       = rail->attr.cap.get.min_zcopy;
     info->put_max       = rail->attr.cap.put.max_zcopy;
     if (info->has_get && rail->attr.cap.get.max_zcopy < info->put_max) {
         info->put_max = rail->attr.cap.get.max_zcopy;
@@ -107,46 +108,35 @@ static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
     return LOOM_OK;
 }
 
-int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
-                   const char *md_name, const char *tl_name, const char *dev_name)
+/* Transport settings loom needs; keys a transport does not have are skipped. */
+static int loom_rail_tune(loom_rail_t *rail, const char *tl_name, uct_iface_config_t *config)
+{
+    if (0 == strcmp(tl_name, "tcp")) {
+        return loom_rail_tune_tcp(rail, config);
+    }
+    if (0 == strncmp(tl_name, "ud", 2)) {
+        /* UD's check of the destination GID drops soft-RoCE (rxe) packets. */
+        (void)uct_config_modify(config, "ETH_DGID_CHECK", "n");
+    }
+    return LOOM_OK;
+}
+
+int loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
+                         uct_iface_h *iface_p, uct_iface_attr_t *attr)
 {
     uct_iface_params_t params;
     uct_iface_config_t *iface_config = NULL;
-    uct_md_config_t *md_config = NULL;
     ucs_status_t status;
-    int rc = LOOM_ERR_IO;
-
-    memset(rail, 0, sizeof(*rail));
-    rail->index     = (int)(rail - engine->rails);
-    rail->engine    = engine;
-    rail->component = component;
-    snprintf(rail->info.tl_name, sizeof(rail->info.tl_name), "%s", tl_name);
-    snprintf(rail->info.dev_name, sizeof(rail->info.dev_name), "%s", dev_name);
-
-    status = uct_md_config_read(component, NULL, NULL, &md_config);
-    if (UCS_OK != status) {
-        goto out;
-    }
-    status = uct_md_open(component, md_name, md_config, &rail->md);
-    uct_config_release(md_config);
-    if (UCS_OK != status) {
-        goto out;
-    }
-    status = uct_md_query(rail->md, &rail->md_attr);
-    if (UCS_OK != status) {
-        goto out;
-    }
-    /* Registration is needed where the MD has it and remote keys mean something. */
-    rail->needs_reg = (rail->md_attr.cap.flags & UCT_MD_FLAG_REG) &&
-                      rail->md_attr.rkey_packed_size > 0;
+    int rc;
 
     status = uct_md_iface_config_read(rail->md, tl_name, NULL, NULL, &iface_config);
     if (UCS_OK != status) {
-        goto out;
+        goto err;
     }
-    if (0 == strcmp(tl_name, "tcp") && LOOM_OK != loom_rail_tune_tcp(rail, iface_config)) {
+    rc = loom_rail_tune(rail, tl_name, iface_config);
+    if (LOOM_OK != rc) {
         uct_config_release(iface_config);
-        return LOOM_ERR_INVALID;
+        return rc;
     }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
@@ -162,21 +152,66 @@ int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h com
     params.err_handler          = loom_rail_error;
     params.err_handler_arg      = rail;
     params.err_handler_flags    = 0;
-    status = uct_iface_open(rail->md, engine->worker, &params, iface_config, &rail->iface);
+    status = uct_iface_open(rail->md, rail->engine->worker, &params, iface_config, iface_p);
     uct_config_release(iface_config);
     if (UCS_OK != status) {
-        goto out;
+        goto err;
     }
-    status = uct_iface_query(rail->iface, &rail->attr);
+    status = uct_iface_query(*iface_p, attr);
     if (UCS_OK != status) {
-        goto out;
+        uct_iface_close(*iface_p);
+        *iface_p = NULL;
+        goto err;
+    }
+    return LOOM_OK;
+
+err:
+    loom_log(rail->engine, LOOM_LOG_ERROR, "cannot open interface %s:%s (md %s): %s",
+             tl_name, dev_name, rail->md_attr.component_name, ucs_status_string(status));
+    return loom_status_to_rc(status);
+}
+
+int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
+                   const char *md_name, const char *tl_name, const char *dev_name)
+{
+    uct_md_config_t *md_config = NULL;
+    ucs_status_t status;
+    int rc;
+
+    memset(rail, 0, sizeof(*rail));
+    rail->index     = (int)(rail - engine->rails);
+    rail->engine    = engine;
+    rail->component = component;
+    snprintf(rail->info.tl_name, sizeof(rail->info.tl_name), "%s", tl_name);
+    snprintf(rail->info.dev_name, sizeof(rail->info.dev_name), "%s", dev_name);
+
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (UCS_OK != status) {
+        goto err;
+    }
+    status = uct_md_open(component, md_name, md_config, &rail->md);
+    uct_config_release(md_config);
+    if (UCS_OK != status) {
+        goto err;
+    }
+    status = uct_md_query(rail->md, &rail->md_attr);
+    if (UCS_OK != status) {
+        goto err;
+    }
+    /* Registration is needed where the MD has it and remote keys mean something. */
+    rail->needs_reg = (rail->md_attr.cap.flags & UCT_MD_FLAG_REG) &&
+                      rail->md_attr.rkey_packed_size > 0;
+
+    rc = loom_rail_iface_open(rail, tl_name, dev_name, &rail->iface, &rail->attr);
+    if (LOOM_OK != rc) {
+        return rc;
     }
     loom_rail_fill_info(rail);
     rc = loom_rail_check_caps(rail);
     if (LOOM_OK != rc) {
         return rc;
     }
-    rc = loom_rail_set_handlers(rail);
+    rc = loom_rail_set_handlers(rail, rail->iface);
     if (LOOM_OK != rc) {
         return rc;
     }
@@ -186,27 +221,37 @@ int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h com
         return LOOM_ERR_NOMEM;
     }
     status = uct_iface_get_device_address(rail->iface, (uct_device_addr_t *)rail->dev_addr);
-    if (UCS_OK == status && (rail->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
+    if (UCS_OK == status && rail->iface_reachable) {
         status = uct_iface_get_address(rail->iface, (uct_iface_addr_t *)rail->iface_addr);
+        rail->boot_iface          = rail->iface;
+        rail->boot_iface_addr_len = rail->attr.iface_addr_len;
     }
     if (UCS_OK != status) {
-        goto out;
+        goto err;
+    }
+    if (!rail->iface_reachable) {
+        /* endpoint addresses then travel over a companion interface, if any */
+        loom_rail_wireup_open(rail);
     }
     uct_iface_progress_enable(rail->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     loom_log(engine, LOOM_LOG_INFO, "rail %d: %s:%s (md %s), AM up to %zu B, put up to "
-             "%zu B, %s, %s", rail->index, tl_name, dev_name, md_name, rail->info.am_max,
-             rail->info.put_max, rail->info.has_get ? "hardware get" : "get by push",
-             rail->info.connect_to_ep ? "connect to ep" : "connect to iface");
+             "%zu B, %s, %s%s%s", rail->index, tl_name, dev_name, md_name,
+             rail->info.am_max, rail->info.put_max,
+             rail->info.has_get ? "hardware get" : "get by push",
+             rail->info.connect_to_ep ? "connect to ep" : "connect to iface",
+             NULL != rail->wireup_iface ? ", wireup over " : "",
+             NULL != rail->wireup_iface ? rail->wireup_tl : "");
     return LOOM_OK;
 
-out:
+err:
     loom_log(engine, LOOM_LOG_ERROR, "cannot open rail %s:%s (md %s): %s", tl_name,
              dev_name, md_name, ucs_status_string(status));
-    return rc;
+    return loom_status_to_rc(status);
 }
 
 void loom_rail_close(loom_rail_t *rail)
 {
+    loom_rail_wireup_close(rail);
     if (NULL != rail->iface) {
         uct_iface_progress_disable(rail->iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
         uct_iface_close(rail->iface);

@@ -167,7 +167,9 @@ int loom_get(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local
              uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
              size_t length)
 {
-    if (peer->engine->rails[loom_peer_rdma_rail(peer)].info.has_get) {
+    const loom_rail_info_t *info = &peer->engine->rails[loom_peer_rdma_rail(peer)].info;
+
+    if (info->has_get && length >= info->get_min) {
         return loom_rdma_start(peer, op, LOOM_OP_GET, local, local_region, remote_addr,
                                remote_key, remote_key_size, length);
     }

@@ -18,6 +18,7 @@
 
 #define LOOM_MAX_RAILS 8
 #define LOOM_OP_MSG_MAX 512
+#define LOOM_NAME_MAX   32  /* transport, device and component names */
 
 /* Return codes (negative are errors). */
 enum {
@@ -53,12 +54,13 @@ typedef struct loom_rail_stats {
 } loom_rail_stats_t;
 
 typedef struct loom_rail_info {
-    char          tl_name[32];
-    char          dev_name[32];
-    char          component[32];
+    char          tl_name[LOOM_NAME_MAX];
+    char          dev_name[LOOM_NAME_MAX];
+    char          component[LOOM_NAME_MAX];
     bool          connect_to_ep;   /* needs endpoint address exchange */
     bool          has_put;
     bool          has_get;         /* hardware get; else emulated by push */
+    size_t        get_min;         /* shorter gets go by push (rc_verbs: 65 B) */
     size_t        am_max;          /* largest AM payload (after loom header) */
     size_t        put_max;
     double        latency_us;      /* UCT's own estimate */

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Inside the rxe guest (contrib/rxe-guest-run.sh): loom's MPI correctness
+# tests over real rc_verbs on soft-RoCE, on one rail and on both, every byte
+# verified; then the benchmarks, loom against btl tcp and pml ucx (rc_verbs
+# on the same device) in the same boot.  TCG timing is noisy: the numbers are
+# printed, never asserted.
+set -u
+src=${LOOM_SRCDIR:?run through make check-rxe or contrib/rxe-guest-run.sh}
+bindir=${LOOM_TEST_BINDIR:?run through make check-rxe or contrib/rxe-guest-run.sh}
+if [ -z "${LOOM_IN_GUEST:-}" ]; then
+    echo "rxe-guest-suite: runs inside the guest only (contrib/rxe-guest-run.sh)" >&2
+    exit 2
+fi
+fail=0
+for rails in rc_verbs:rxe0:1 rc_verbs:rxe0:1,rc_verbs:rxe1:1; do
+    echo "=== loom MPI tests over $rails"
+    LOOM_MPI_ARGS="--mca pml ob1 --mca btl self,loom --mca btl_loom_rails $rails" \
+    LOOM_TEST_LOGDIR=/tmp/loom-rxe-logs.${rails//[:,]/_} LOOM_TEST_TIMEOUT=600 \
+        "$src/test/mpi/run-mpi-tests.sh" || fail=1
+done
+echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_verbs (rxe0:1), btl tcp"
+LOOM_BENCH_BIND=none "$src/contrib/loom-bench.sh" --bindir "$bindir" --out /tmp/loom-rxe-bench \
+    --max "${LOOM_RXE_BENCH_MAX:-1048576}" --rails rc_verbs:rxe0:1 \
+    --ucx-tls rc_verbs,self --ucx-devices rxe0:1 || fail=1
+if grep -q "^WARNING: configuration 'loom'" /tmp/loom-rxe-bench/summary.txt; then
+    echo "FAIL: loom's benchmark run failed over rc_verbs"
+    fail=1
+fi
+exit $fail
