@@ -10,6 +10,15 @@ asan=yes
 
 "$src/contrib/install-deps.sh"
 
+# Say plainly why a test was skipped (its log's SKIP line).
+say_skips() {
+    local trs
+    for trs in "$1"/test/*.trs "$1"/test/*/*.trs; do
+        [ -f "$trs" ] && grep -q '^:test-result: SKIP' "$trs" || continue
+        echo "    skipped ${trs#$1/}: $(grep -h '^SKIP' "${trs%.trs}.log" | tail -n 1)"
+    done
+}
+
 status=0
 run_suite() {
     local name=$1 dir=$2; shift 2
@@ -18,6 +27,7 @@ run_suite() {
     echo "=== $name: make check"
     if make -C "$dir" check >"$dir/check.out" 2>&1; then
         grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$dir/check.out" || true
+        say_skips "$dir"
         echo "=== $name: passed"
     else
         grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$dir/check.out" || true

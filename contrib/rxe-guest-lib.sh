@@ -3,11 +3,11 @@
 # Root, and the tools to build and boot the guest (installed when missing).
 guest_need_root_and_tools() {
     if [ "$(id -u)" -ne 0 ]; then
-        echo "rxe guest: skipped: building and booting the guest needs root" >&2
+        echo "SKIP: the soft-RoCE guest needs root to build and boot" >&2
         return 1
     fi
     if ! "$src/contrib/install-deps.sh" --rxe >&2; then
-        echo "rxe guest: skipped: qemu/debootstrap are missing and could not be installed" >&2
+        echo "SKIP: the soft-RoCE guest needs qemu and debootstrap, which could not be installed" >&2
         return 1
     fi
     return 0
@@ -16,8 +16,8 @@ guest_need_root_and_tools() {
 # The cache directory, keyed by everything that goes into the image.
 guest_cache_dir() {
     local key
-    key=$(cat "$src/contrib/rxe-guest-build.sh" "$src/contrib/rxe-guest-stub-init.sh" \
-          "$src/contrib/rxe-guest-lib.sh" | sha256sum | cut -c1-16)
+    key=$(cat "$src/contrib/rxe-guest-build.sh" "$src/contrib/rxe-guest-stub-init.sh" |
+          sha256sum | cut -c1-16)
     echo "${LOOM_GUEST_CACHE:-/var/cache/loom-guest}/$key"
 }
 

@@ -29,6 +29,11 @@ cache=$("$src/contrib/rxe-guest-build.sh")
 rc=$?
 set -e
 [ $rc -eq 0 ] || exit $rc
+# images of earlier versions of the build scripts are not needed any more
+for old in "$(dirname "$cache")"/*/ready; do
+    old=${old%/ready}
+    [ "$old" = "$cache" ] || rm -rf "$old" "$old.lock"
+done
 
 run=$(mktemp -d /tmp/loom-guest.XXXXXX)
 trap 'rm -rf "$run"' EXIT

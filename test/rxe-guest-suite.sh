@@ -16,12 +16,13 @@ for rails in rc_verbs:rxe0:1 rc_verbs:rxe0:1,rc_verbs:rxe1:1; do
     echo "=== loom MPI tests over $rails"
     LOOM_MPI_ARGS="--mca pml ob1 --mca btl self,loom --mca btl_loom_rails $rails" \
     LOOM_TEST_LOGDIR=/tmp/loom-rxe-logs.${rails//[:,]/_} LOOM_TEST_TIMEOUT=600 \
+    LOOM_TEST_MAX_NP=${LOOM_RXE_MAX_NP:-4} \
         "$src/test/mpi/run-mpi-tests.sh" || fail=1
 done
-echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_verbs (rxe0:1), btl tcp"
+echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_v (rc_verbs with ud_verbs for wireup, rxe0:1), btl tcp"
 LOOM_BENCH_BIND=none "$src/contrib/loom-bench.sh" --bindir "$bindir" --out /tmp/loom-rxe-bench \
     --max "${LOOM_RXE_BENCH_MAX:-1048576}" --rails rc_verbs:rxe0:1 \
-    --ucx-tls rc_verbs,self --ucx-devices rxe0:1 || fail=1
+    --ucx-tls rc_v,self --ucx-devices rxe0:1 || fail=1
 if grep -q "^WARNING: configuration 'loom'" /tmp/loom-rxe-bench/summary.txt; then
     echo "FAIL: loom's benchmark run failed over rc_verbs"
     fail=1

@@ -2,7 +2,11 @@
  * Proves that loom carried the bytes: rank 0 sends 10 x 1 MiB and
  * 1000 x 8 B to rank 1, and the deltas of loom's MPI_T counters
  * btl_loom_bytes_sent and btl_loom_bytes_received, summed over all ranks,
- * must each be at least the payload moved.  Missing pvars are a failure,
+ * must show the payload moved.  A process counts what it moved itself: both
+ * ends count an active message, but only the writer counts a put and only the
+ * reader a hardware get (rc_verbs), so the larger of the two sums must be at
+ * least the payload (the 1 MiB messages all take one protocol, which alone
+ * carries over 99% of it).  Missing pvars are a failure,
  * not a skip: without them nothing shows that loom was used at all.
  */
 
@@ -103,9 +107,9 @@ int main(int argc, char **argv)
         printf("payload %llu B, %s delta %llu B, %s delta %llu B "
                "(sum over %d ranks)\n", payload, SENT_PVAR, total[0],
                RECV_PVAR, total[1], nprocs);
-        if (total[0] < payload || total[1] < payload) {
+        if (total[0] < payload && total[1] < payload) {
             loom_fail("loom's counters did not see the payload: bytes sent "
-                      "delta %llu, bytes received delta %llu, both must be "
+                      "delta %llu, bytes received delta %llu, one must be "
                       ">= %llu", total[0], total[1], payload);
         }
     }
