@@ -66,6 +66,17 @@ int mca_btl_loom_params_register(void)
                          "segment, which bounds loom's eager limit and send size (0: UCX's "
                          "default of 8 KiB; 1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
 
+    c->stripe_threshold = 262144;
+    mca_btl_loom_reg_int("stripe_threshold", "Puts and gets of at least this many bytes are "
+                         "cut into chunks striped over every rail to the peer (0: never "
+                         "stripe; else 4096-1073741824)", OPAL_INFO_LVL_4, &c->stripe_threshold);
+    c->stripe_chunk = 131072;
+    mca_btl_loom_reg_int("stripe_chunk", "Bytes per striped chunk (4096-67108864; capped by "
+                         "the rails' RDMA limit)", OPAL_INFO_LVL_4, &c->stripe_chunk);
+    c->stripe_depth = 4;
+    mca_btl_loom_reg_int("stripe_depth", "Striped chunks in flight per rail and peer "
+                         "(1-64)", OPAL_INFO_LVL_4, &c->stripe_depth);
+
     c->free_list_num = 8;
     mca_btl_loom_reg_int("free_list_num", "Send fragments allocated at start-up (>= 0)",
                          OPAL_INFO_LVL_9, &c->free_list_num);
@@ -100,6 +111,12 @@ int mca_btl_loom_params_register(void)
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
                                                   1 << 20)) ||
+        (0 != c->stripe_threshold &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("stripe_threshold", c->stripe_threshold,
+                                                  4096, 1 << 30)) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("stripe_chunk", c->stripe_chunk, 4096,
+                                                 1 << 26) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("stripe_depth", c->stripe_depth, 1, 64) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_num", c->free_list_num, 0,
                                                  1 << 20) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_max", c->free_list_max, -1,

@@ -29,6 +29,10 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, pushes_served)},
     {"refused", "Malformed or stale messages and keys refused",
      offsetof(loom_rail_stats_t, refused)},
+    {"chunks", "Chunks of striped puts and gets that landed",
+     offsetof(loom_rail_stats_t, chunks)},
+    {"failovers", "Striped chunks re-driven here after the rail they were on failed",
+     offsetof(loom_rail_stats_t, failovers)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))
@@ -41,7 +45,7 @@ typedef struct mca_btl_loom_pvar_ctx {
 } mca_btl_loom_pvar_ctx_t;
 
 static mca_btl_loom_pvar_ctx_t
-    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS];
+    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS + LOOM_MAX_RAILS];
 
 static unsigned long mca_btl_loom_counter(loom_engine_t *engine, int rail, size_t offset)
 {
@@ -96,6 +100,39 @@ static void mca_btl_loom_pvar_add(loom_engine_t *engine, size_t which, int rail,
                                            mca_btl_loom_pvar_read, NULL, NULL, ctx);
 }
 
+static int mca_btl_loom_rate_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
+
+    (void)obj;
+    *(unsigned long *)value = (NULL == ctx->engine) ? 0
+                              : (unsigned long)loom_engine_rail_rate(ctx->engine, ctx->rail);
+    return OPAL_SUCCESS;
+}
+
+/* The rate striping weighs a rail with: a level, not a counter. */
+static void mca_btl_loom_rate_add(loom_engine_t *engine, int rail, int slot)
+{
+    mca_btl_loom_pvar_ctx_t *ctx = &mca_btl_loom_pvar_ctxs[slot];
+    const loom_rail_info_t *info = loom_engine_rail_info(engine, rail);
+    char name[64], description[256];
+
+    ctx->engine = engine;
+    ctx->rail   = rail;
+    snprintf(name, sizeof(name), "rail%d_rate", rail);
+    snprintf(description, sizeof(description), "Rate in bytes/s that striping weighs rail "
+             "%d (%s:%s) with: measured from its chunks, UCT's estimate before the first",
+             rail, info->tl_name, info->dev_name);
+    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
+                                           description, OPAL_INFO_LVL_4,
+                                           MCA_BASE_PVAR_CLASS_LEVEL,
+                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                                           MCA_BASE_VAR_BIND_NO_OBJECT,
+                                           MCA_BASE_PVAR_FLAG_READONLY |
+                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                           mca_btl_loom_rate_read, NULL, NULL, ctx);
+}
+
 /* Registered at init, once the rails are known. */
 int mca_btl_loom_pvars_register(loom_engine_t *engine)
 {
@@ -107,6 +144,9 @@ int mca_btl_loom_pvars_register(loom_engine_t *engine)
         for (rail = 0; rail < loom_engine_rail_count(engine); ++rail) {
             mca_btl_loom_pvar_add(engine, i, rail, slot++);
         }
+    }
+    for (rail = 0; rail < loom_engine_rail_count(engine); ++rail) {
+        mca_btl_loom_rate_add(engine, rail, slot++);
     }
     return OPAL_SUCCESS;
 }

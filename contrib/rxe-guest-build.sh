@@ -65,7 +65,7 @@ echo loom-guest >"$root/etc/hostname"
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/boot/*
 
 size_mb=$(( $(du -sm "$root" | cut -f1) + 512 ))
-mkfs.ext4 -q -L loomroot -d "$root" "$work/root.img" "${size_mb}M"
+mkfs.ext4 -q -L loomroot -d "$root" "$work/root.img" "${size_mb}M" >&2
 rm -rf "$root"
 touch "$work/ready"
 rm -rf "$cache"

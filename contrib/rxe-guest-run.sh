@@ -24,8 +24,8 @@ case "$PWD/" in
     *) echo "rxe-guest-run: run it from inside the clone ($src): only that is shared" >&2; exit 2 ;;
 esac
 
-set +e
-cache=$("$src/contrib/rxe-guest-build.sh")
+set +e -o pipefail
+cache=$("$src/contrib/rxe-guest-build.sh" | tail -n 1)
 rc=$?
 set -e
 [ $rc -eq 0 ] || exit $rc

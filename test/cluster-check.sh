@@ -21,7 +21,7 @@ fi
 "$src/contrib/vcluster-up.sh" -n 2 -r 2 || exit 1
 trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
 fail=0
-for t in test_sizes test_many_outstanding test_any_source test_alltoall test_pvars; do
+for t in test_sizes test_many_outstanding test_any_source test_alltoall test_pvars test_stripe; do
     out=$(timeout 300 "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \
           --map-by node --hostfile /run/loom-vcluster/hostfile \
           --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \

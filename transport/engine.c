@@ -129,6 +129,16 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
                                   LOOM_WIRE_KEY_SLOT_HDR;
         }
     }
+    /* a chunk must fit every rail's RDMA limit */
+    if (engine->config.stripe_chunk > loom_engine_rdma_max(engine)) {
+        engine->config.stripe_chunk = loom_engine_rdma_max(engine);
+    }
+    if (0 == engine->config.stripe_chunk) {
+        engine->config.stripe_threshold = 0;
+    }
+    if (0 == engine->config.stripe_depth) {
+        engine->config.stripe_depth = 1;
+    }
     if (sizeof(loom_wire_push_req_t) + loom_key_size(engine) > LOOM_OP_MSG_MAX) {
         loom_log(engine, LOOM_LOG_ERROR, "remote keys of %zu bytes do not fit a push "
                  "request; use fewer rails", loom_key_size(engine));

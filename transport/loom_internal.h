@@ -10,6 +10,14 @@
 
 #include <ucs/async/async_fwd.h>
 
+#include <time.h>
+
+/* What striping learns about a rail. */
+typedef struct loom_rail_flow {
+    double     rate;       /* measured bytes/s, 0 until the first chunk */
+    uint64_t   last_done;  /* when its last chunk completed (loom_now_ns) */
+} loom_rail_flow_t;
+
 typedef struct loom_rail {
     int                index;
     struct loom_engine *engine;
@@ -28,6 +36,7 @@ typedef struct loom_rail {
     uint8_t           *iface_addr;
     loom_rail_info_t   info;
     loom_rail_stats_t  stats;
+    loom_rail_flow_t   flow;
 } loom_rail_t;
 
 /* State of one rail towards one peer. */
@@ -39,6 +48,8 @@ typedef struct loom_peer_rail {
     bool     failed;
     bool     local_connected; /* connect-to-ep: our ep is connected */
     bool     told_connected;  /* connect-to-ep: peer knows we are connected */
+    size_t   inflight_bytes;  /* striped chunks on their way */
+    unsigned inflight_chunks;
 } loom_peer_rail_t;
 
 struct loom_peer {
@@ -55,6 +66,7 @@ struct loom_peer {
     bool             queued;      /* on engine->busy_peers */
     struct loom_peer *next_busy;
     size_t           outstanding;
+    struct loom_stripe *stripes_waiting; /* for room on a rail to this peer */
 };
 
 /* CONNECT messages that arrived before we connected to their sender. */
@@ -72,6 +84,7 @@ enum loom_op_kind {
     LOOM_OP_PUSH_REQ,  /* user get by push: SEND request, WAIT for PUSH_DONE */
     LOOM_OP_SERVE,     /* owner side of a push: ISSUE put, FLUSH, WAIT, SEND done */
     LOOM_OP_CTRL,      /* engine message (PUSH_DONE, CONNECT): SEND */
+    LOOM_OP_STRIPE,    /* user put or get cut into chunks: WAIT for all of them */
 };
 
 enum loom_op_stage {
@@ -188,7 +201,25 @@ int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
+int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
+                    loom_region_t *local_region, uint64_t remote_addr,
+                    const loom_wire_key_t *key, size_t length);
+
+/* stripe.c */
+bool loom_stripe_wanted(loom_peer_t *peer, size_t length);
+int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
+                       loom_region_t *local_region, uint64_t remote_addr,
+                       const void *remote_key, size_t remote_key_size, size_t length);
+double loom_rail_rate(const loom_rail_t *rail);
 void loom_rdma_complete(loom_op_t *op, int rc);
+
+static inline uint64_t loom_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #define loom_container_of(_ptr, _type, _member) \
     ((_type *)((char *)(_ptr) - offsetof(_type, _member)))

@@ -51,11 +51,9 @@ static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
     return LOOM_INPROGRESS;
 }
 
-static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, void *local,
-                             loom_region_t *local_region, uint64_t remote_addr,
-                             size_t length, int *rail_p)
+static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, int rail, void *local,
+                             loom_region_t *local_region, uint64_t remote_addr, size_t length)
 {
-    int rail = loom_peer_rdma_rail(peer);
     loom_rail_t *r = &peer->engine->rails[rail];
 
     if (length > r->info.put_max) {
@@ -73,68 +71,26 @@ static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, void *local,
     op->remote = remote_addr;
     op->length = length;
     op->memh   = (NULL != local_region) ? local_region->memh[rail] : UCT_MEM_HANDLE_NULL;
-    *rail_p    = rail;
     return LOOM_OK;
 }
 
-static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
-                           loom_region_t *local_region, uint64_t remote_addr,
-                           const void *remote_key, size_t remote_key_size, size_t length)
-{
-    const loom_wire_key_t *key;
-    uct_rkey_bundle_t rkey;
-    int rail, rc;
-
-    rc = loom_key_parse(peer->engine, remote_key, remote_key_size, &key);
-    if (LOOM_OK != rc) {
-        ++peer->engine->rails[peer->am_rail].stats.refused;
-        return rc;
-    }
-    rc = loom_rdma_prepare(peer, op, local, local_region, remote_addr, length, &rail);
-    if (LOOM_OK != rc) {
-        return rc;
-    }
-    rc = loom_key_rkey(peer->engine, key, rail, &rkey);
-    if (LOOM_OK != rc) {
-        return rc;
-    }
-    loom_op_start(peer, op, kind, LOOM_STAGE_ISSUE);
-    op->rail       = rail;
-    op->rkey       = rkey;
-    op->rkey_valid = true;
-    return loom_op_submit(peer, op);
-}
-
-int loom_put(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
-             uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
-             size_t length)
-{
-    return loom_rdma_start(peer, op, LOOM_OP_PUT, local, local_region, remote_addr,
-                           remote_key, remote_key_size, length);
-}
-
-/* Get by push request: the owner puts the data to us and tells us. */
-static int loom_push_start(loom_peer_t *peer, loom_op_t *op, void *local,
-                           loom_region_t *local_region, uint64_t remote_addr,
-                           const void *remote_key, size_t remote_key_size, size_t length)
+/* Get by push request: the owner puts the data to us, on the rail the
+ * request went by, and tells us. */
+static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *local,
+                          loom_region_t *local_region, uint64_t remote_addr,
+                          const loom_wire_key_t *key, size_t length)
 {
     loom_engine_t *engine = peer->engine;
     loom_wire_push_req_t *req = (loom_wire_push_req_t *)op->msg;
-    const loom_wire_key_t *key;
     size_t key_size = loom_key_size(engine);
-    int rail, rc;
+    int rc;
 
-    rc = loom_key_parse(engine, remote_key, remote_key_size, &key);
-    if (LOOM_OK != rc) {
-        ++engine->rails[peer->am_rail].stats.refused;
-        return rc;
-    }
     if (NULL == local_region) {
         loom_log(engine, LOOM_LOG_ERROR, "a get by push request needs registered local "
                  "memory (it names it to the owner)");
         return LOOM_ERR_INVALID;
     }
-    rc = loom_rdma_prepare(peer, op, local, local_region, remote_addr, length, &rail);
+    rc = loom_rdma_prepare(peer, op, rail, local, local_region, remote_addr, length);
     if (LOOM_OK != rc) {
         return rc;
     }
@@ -163,18 +119,66 @@ static int loom_push_start(loom_peer_t *peer, loom_op_t *op, void *local,
     return loom_op_submit(peer, op);
 }
 
+int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
+                   loom_region_t *local_region, uint64_t remote_addr,
+                   const loom_wire_key_t *key, size_t length)
+{
+    const loom_rail_info_t *info = &peer->engine->rails[rail].info;
+    uct_rkey_bundle_t rkey;
+    int rc;
+
+    if (LOOM_OP_GET == kind && !(info->has_get && length >= info->get_min)) {
+        return loom_push_post(peer, op, rail, local, local_region, remote_addr, key, length);
+    }
+    rc = loom_rdma_prepare(peer, op, rail, local, local_region, remote_addr, length);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    rc = loom_key_rkey(peer->engine, key, rail, &rkey);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    loom_op_start(peer, op, kind, LOOM_STAGE_ISSUE);
+    op->rail       = rail;
+    op->rkey       = rkey;
+    op->rkey_valid = true;
+    return loom_op_submit(peer, op);
+}
+
+static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
+                           loom_region_t *local_region, uint64_t remote_addr,
+                           const void *remote_key, size_t remote_key_size, size_t length)
+{
+    const loom_wire_key_t *key;
+    int rc;
+
+    rc = loom_key_parse(peer->engine, remote_key, remote_key_size, &key);
+    if (LOOM_OK != rc) {
+        ++peer->engine->rails[peer->am_rail].stats.refused;
+        return rc;
+    }
+    if (loom_stripe_wanted(peer, length)) {
+        return loom_stripe_start(peer, op, kind, local, local_region, remote_addr,
+                                 remote_key, remote_key_size, length);
+    }
+    return loom_rdma_post(peer, op, kind, loom_peer_rdma_rail(peer), local, local_region,
+                          remote_addr, key, length);
+}
+
+int loom_put(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
+             uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
+             size_t length)
+{
+    return loom_rdma_start(peer, op, LOOM_OP_PUT, local, local_region, remote_addr,
+                           remote_key, remote_key_size, length);
+}
+
 int loom_get(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
              uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
              size_t length)
 {
-    const loom_rail_info_t *info = &peer->engine->rails[loom_peer_rdma_rail(peer)].info;
-
-    if (info->has_get && length >= info->get_min) {
-        return loom_rdma_start(peer, op, LOOM_OP_GET, local, local_region, remote_addr,
-                               remote_key, remote_key_size, length);
-    }
-    return loom_push_start(peer, op, local, local_region, remote_addr, remote_key,
-                           remote_key_size, length);
+    return loom_rdma_start(peer, op, LOOM_OP_GET, local, local_region, remote_addr,
+                           remote_key, remote_key_size, length);
 }
 
 /* ---- stages ---------------------------------------------------------------- */
@@ -361,7 +365,12 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     if (LOOM_OK == rc && loom_from_le64(req.length) > rail->info.put_max) {
         rc = LOOM_ERR_INVALID;
     }
-    dest_rail = (NULL != dest) ? loom_peer_rdma_rail(dest) : 0;
+    /* A requester reading into its own memory is served on the rail its
+     * request came by: a striped get spreads its pushes over the rails. */
+    dest_rail = (NULL == dest) ? 0
+              : (dest->name == loom_from_le64(req.requester) &&
+                 dest->rails[rail->index].usable) ? rail->index
+              : loom_peer_rdma_rail(dest);
     if (LOOM_OK == rc) {
         rc = loom_key_rkey(engine, dst_key, dest_rail, &rkey);
     }

@@ -51,6 +51,8 @@ typedef struct loom_rail_stats {
     unsigned long gets;
     unsigned long pushes_served;
     unsigned long refused;        /* malformed or stale messages/keys refused */
+    unsigned long chunks;         /* striped chunks that landed */
+    unsigned long failovers;      /* chunks re-driven here after their rail failed */
 } loom_rail_stats_t;
 
 typedef struct loom_rail_info {
@@ -84,6 +86,9 @@ typedef struct loom_engine_config {
     uint64_t      name;         /* this process's unique name */
     bool          force_connect_to_ep; /* test the ep-exchange path on tcp */
     size_t        tcp_seg_size; /* tcp rails: largest message segment, 0 = UCX's */
+    size_t        stripe_threshold; /* puts/gets from this size are striped, 0 = never */
+    size_t        stripe_chunk;     /* bytes per striped chunk */
+    unsigned      stripe_depth;     /* chunks in flight per rail and peer */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     void          *cb_ctx;
@@ -118,6 +123,8 @@ struct loom_op {
     uint8_t        tag;
     const struct iovec *iov;
     int            iovcnt;
+    uint64_t       issued_at;  /* striped chunk: when it went out (ns) */
+    size_t         offset;     /* striped chunk: where in the whole transfer */
     uint8_t        msg[LOOM_OP_MSG_MAX];
 };
 
@@ -130,6 +137,8 @@ int  loom_engine_progress(loom_engine_t *engine);
 int  loom_engine_rail_count(const loom_engine_t *engine);
 const loom_rail_info_t  *loom_engine_rail_info(const loom_engine_t *engine, int rail);
 loom_rail_stats_t       *loom_engine_rail_stats(loom_engine_t *engine, int rail);
+/* Bytes/s striping weighs the rail with (measured, or UCT's estimate). */
+double   loom_engine_rail_rate(const loom_engine_t *engine, int rail);
 uint32_t loom_engine_epoch(const loom_engine_t *engine);
 /* Largest payload loom_am_send() takes, the minimum over all rails. */
 size_t   loom_engine_am_max(const loom_engine_t *engine);

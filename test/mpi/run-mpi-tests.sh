@@ -43,6 +43,7 @@ tests=(
     "test_alltoall 2 4 8"
     "test_rma 2 4"
     "test_pvars 2"
+    "test_stripe 2"
 )
 
 mkdir -p "$logdir"

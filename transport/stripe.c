@@ -1,0 +1,274 @@
+/*
+ * Striping: a large put or get is cut into chunks issued over every usable
+ * rail to the peer.  Each chunk goes to the rail expected to finish it
+ * first, from the bytes that rail has in flight and its measured rate, so
+ * faster rails get more; a rail takes at most stripe_depth chunks at once.
+ * Chunks complete in any order; the operation completes once every chunk
+ * landed.  A chunk that fails because its rail failed is re-driven on the
+ * surviving rails, with the key of the new rail for the same memory.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+typedef struct loom_stripe {
+    loom_op_t     *parent;
+    int            kind;         /* LOOM_OP_PUT or LOOM_OP_GET */
+    uint8_t       *local;
+    loom_region_t *local_region;
+    uint64_t       remote;
+    size_t         length;
+    size_t         next;         /* first byte not handed to a rail yet */
+    size_t         landed;
+    int            inflight;
+    int            status;
+    loom_op_t     *redo;         /* chunks to issue again on another rail */
+    bool           waiting;      /* on the peer's list of stripes waiting for room */
+    struct loom_stripe *next_waiting;
+    size_t         key_size;
+    uint8_t        key[];        /* the caller's remote key, kept for every chunk */
+} loom_stripe_t;
+
+static int loom_stripe_rail_count(const loom_peer_t *peer)
+{
+    int i, count = 0;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        count += peer->rails[i].usable;
+    }
+    return count;
+}
+
+bool loom_stripe_wanted(loom_peer_t *peer, size_t length)
+{
+    const loom_engine_config_t *config = &peer->engine->config;
+
+    return config->stripe_threshold > 0 && length >= config->stripe_threshold &&
+           loom_stripe_rail_count(peer) > 1;
+}
+
+/* Rate a rail is assumed to have before anything was measured. */
+static double loom_rail_initial_rate(const loom_rail_t *rail)
+{
+    double rate = rail->info.bandwidth_mbs * 1e6;
+
+    return (rate > 0) ? rate : 1e9;
+}
+
+double loom_rail_rate(const loom_rail_t *rail)
+{
+    return (rail->flow.rate > 0) ? rail->flow.rate : loom_rail_initial_rate(rail);
+}
+
+double loom_engine_rail_rate(const loom_engine_t *engine, int rail)
+{
+    return (rail >= 0 && rail < engine->rail_count) ? loom_rail_rate(&engine->rails[rail]) : 0;
+}
+
+/*
+ * The rail to give the next chunk to: the one expected to finish it first.
+ * -1 if that rail is full (better to wait for it than to give the chunk to a
+ * slower rail) or no rail can take it.
+ */
+static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk)
+{
+    loom_engine_t *engine = peer->engine;
+    double best_finish = 0;
+    int i, best = -1;
+
+    for (i = 0; i < engine->rail_count; ++i) {
+        const loom_rail_t *rail = &engine->rails[i];
+        double finish;
+
+        if (!peer->rails[i].usable) {
+            continue;
+        }
+        finish = (double)(peer->rails[i].inflight_bytes + chunk) / loom_rail_rate(rail);
+        if (best < 0 || finish < best_finish) {
+            best        = i;
+            best_finish = finish;
+        }
+    }
+    if (best >= 0 && peer->rails[best].inflight_chunks >= engine->config.stripe_depth) {
+        return -1;
+    }
+    return best;
+}
+
+static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
+
+/* Learn the rail's rate: the chunk's bytes over the time the rail spent on
+ * it (from its issue, or from the rail's previous completion if later). */
+static void loom_rail_learn(loom_rail_t *rail, const loom_op_t *chunk)
+{
+    loom_rail_flow_t *flow = &rail->flow;
+    uint64_t now = loom_now_ns();
+    uint64_t start = (flow->last_done > chunk->issued_at) ? flow->last_done : chunk->issued_at;
+    double seconds = (double)(now - start) * 1e-9;
+
+    flow->last_done = now;
+    if (seconds <= 0) {
+        return;
+    }
+    flow->rate = (flow->rate > 0) ? 0.75 * flow->rate + 0.25 * ((double)chunk->length / seconds)
+                                  : (double)chunk->length / seconds;
+}
+
+/* Book a finished chunk: landed, to re-drive (its rail died), or failed. */
+static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int status)
+{
+    loom_peer_t *peer = stripe->parent->peer;
+    loom_rail_t *rail = &peer->engine->rails[chunk->rail];
+
+    peer->rails[chunk->rail].inflight_bytes -= chunk->length;
+    --peer->rails[chunk->rail].inflight_chunks;
+    --stripe->inflight;
+    if (LOOM_OK == status) {
+        stripe->landed += chunk->length;
+        ++rail->stats.chunks;
+        loom_rail_learn(rail, chunk);
+        free(chunk);
+    } else if (LOOM_OK == stripe->status && peer->rails[chunk->rail].failed &&
+               loom_stripe_rail_count(peer) > 0) {
+        chunk->next  = stripe->redo;
+        stripe->redo = chunk;
+    } else {
+        if (LOOM_OK == stripe->status) {
+            stripe->status = status;
+        }
+        free(chunk);
+    }
+}
+
+/* Post one chunk on a rail; LOOM_OK once it is on its way (its completion
+ * comes through loom_stripe_chunk_done), else it was booked as failed. */
+static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, size_t offset,
+                             size_t length)
+{
+    loom_peer_t *peer = stripe->parent->peer;
+    int rc;
+
+    chunk->cb        = loom_stripe_chunk_done;
+    chunk->user      = stripe;
+    chunk->issued_at = loom_now_ns();
+    chunk->offset    = offset;
+    peer->rails[rail].inflight_bytes += length;
+    ++peer->rails[rail].inflight_chunks;
+    ++stripe->inflight;
+    rc = loom_rdma_post(peer, chunk, stripe->kind, rail, stripe->local + offset,
+                        stripe->local_region, stripe->remote + offset,
+                        (const loom_wire_key_t *)stripe->key, length);
+    if (rc < 0) {
+        chunk->rail   = rail;
+        chunk->length = length;
+        loom_stripe_account(stripe, chunk, rc);
+    }
+}
+
+/* Hand out chunks (first those to re-drive) while the chosen rail has room;
+ * finish the operation once nothing is left in flight. */
+static void loom_stripe_pump(loom_stripe_t *stripe)
+{
+    loom_peer_t *peer = stripe->parent->peer;
+    size_t chunk_size = peer->engine->config.stripe_chunk;
+
+    while (LOOM_OK == stripe->status && (NULL != stripe->redo || stripe->next < stripe->length)) {
+        loom_op_t *chunk = stripe->redo;
+        size_t offset, length;
+        int rail;
+
+        if (NULL != chunk) {
+            length = chunk->length;
+        } else {
+            length = stripe->length - stripe->next;
+            length = (length < chunk_size) ? length : chunk_size;
+        }
+        rail = loom_stripe_pick_rail(peer, length);
+        if (rail < 0) {
+            if (0 == loom_stripe_rail_count(peer)) {
+                loom_log(peer->engine, LOOM_LOG_ERROR, "no rail to peer %#llx is left for "
+                         "a striped transfer of %zu bytes", (unsigned long long)peer->name,
+                         stripe->length);
+                stripe->status = LOOM_ERR_UNREACH;
+            } else if (!stripe->waiting) {
+                /* the rail is full with other chunks to this peer: go on
+                 * when one of them completes */
+                stripe->waiting      = true;
+                stripe->next_waiting = peer->stripes_waiting;
+                peer->stripes_waiting = stripe;
+            }
+            break;
+        }
+        if (NULL != chunk) {
+            stripe->redo = chunk->next;
+            offset       = chunk->offset;
+            ++peer->engine->rails[rail].stats.failovers;
+        } else {
+            chunk = calloc(1, sizeof(*chunk));
+            if (NULL == chunk) {
+                stripe->status = LOOM_ERR_NOMEM;
+                break;
+            }
+            offset        = stripe->next;
+            stripe->next += length;
+        }
+        loom_stripe_post(stripe, chunk, rail, offset, length);
+    }
+    if (0 == stripe->inflight && (LOOM_OK != stripe->status || stripe->landed == stripe->length)) {
+        while (NULL != stripe->redo) {
+            loom_op_t *chunk = stripe->redo;
+            stripe->redo = chunk->next;
+            free(chunk);
+        }
+        loom_op_finish(stripe->parent, stripe->status);
+        free(stripe);
+    }
+}
+
+static void loom_stripe_chunk_done(loom_op_t *chunk, int status)
+{
+    loom_stripe_t *stripe = chunk->user, *waiting;
+    loom_peer_t *peer = stripe->parent->peer;
+
+    loom_stripe_account(stripe, chunk, status);
+    if (!stripe->waiting) {
+        loom_stripe_pump(stripe);
+    }
+    /* room was made on a rail to this peer: let waiting stripes use it */
+    waiting = peer->stripes_waiting;
+    peer->stripes_waiting = NULL;
+    while (NULL != waiting) {
+        loom_stripe_t *next = waiting->next_waiting;
+
+        waiting->waiting = false;
+        loom_stripe_pump(waiting);
+        waiting = next;
+    }
+}
+
+int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
+                      loom_region_t *local_region, uint64_t remote_addr,
+                      const void *remote_key, size_t remote_key_size, size_t length)
+{
+    loom_stripe_t *stripe = calloc(1, sizeof(*stripe) + remote_key_size);
+
+    if (NULL == stripe) {
+        return LOOM_ERR_NOMEM;
+    }
+    stripe->parent       = op;
+    stripe->kind         = kind;
+    stripe->local        = local;
+    stripe->local_region = local_region;
+    stripe->remote       = remote_addr;
+    stripe->length       = length;
+    stripe->status       = LOOM_OK;
+    stripe->key_size     = remote_key_size;
+    memcpy(stripe->key, remote_key, remote_key_size);
+    loom_op_start(peer, op, LOOM_OP_STRIPE, LOOM_STAGE_WAIT);
+    op->length = length;
+    op->rail   = loom_peer_rdma_rail(peer);
+    loom_stripe_pump(stripe);
+    return LOOM_INPROGRESS;
+}
