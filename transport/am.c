@@ -106,7 +106,7 @@ int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int io
         return LOOM_ERR_INVALID;
     }
     /* Behind queued messages to the same peer: keep the order. */
-    rc = (NULL == peer->queue_head) ? loom_am_send_now(peer, tag, iov, iovcnt)
+    rc = (NULL == peer->queue.head) ? loom_am_send_now(peer, tag, iov, iovcnt)
                                     : LOOM_ERR_AGAIN;
     if (LOOM_ERR_AGAIN != rc || NULL == op) {
         return rc;
@@ -145,7 +145,9 @@ int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
     if (NULL == op) {
         return (length > LOOM_OP_MSG_MAX) ? LOOM_ERR_INVALID : LOOM_ERR_NOMEM;
     }
-    loom_op_queue(peer, op);
+    /* ahead of RDMA waiting for the rail: a completion notice must not wait
+     * for the next chunk's data */
+    loom_op_queue_front(peer, op);
     return LOOM_OK;
 }
 

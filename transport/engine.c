@@ -243,26 +243,61 @@ static void loom_peer_mark_busy(loom_peer_t *peer)
     }
 }
 
-void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
+static void loom_opq_push(loom_opq_t *q, loom_op_t *op)
 {
     op->next = NULL;
-    if (NULL == peer->queue_tail) {
-        peer->queue_head = op;
+    if (NULL == q->tail) {
+        q->head = op;
     } else {
-        peer->queue_tail->next = op;
+        q->tail->next = op;
     }
-    peer->queue_tail = op;
+    q->tail = op;
+}
+
+static void loom_opq_push_front(loom_opq_t *q, loom_op_t *op)
+{
+    op->next = q->head;
+    q->head  = op;
+    if (NULL == q->tail) {
+        q->tail = op;
+    }
+}
+
+loom_op_t *loom_opq_pop(loom_opq_t *q)
+{
+    loom_op_t *op = q->head;
+
+    if (NULL != op) {
+        q->head = op->next;
+        if (NULL == q->head) {
+            q->tail = NULL;
+        }
+    }
+    return op;
+}
+
+/* The upper layer's messages keep their order in the peer's queue; RDMA and
+ * loom's own messages wait for their rail only. */
+static loom_opq_t *loom_op_queue_of(loom_peer_t *peer, const loom_op_t *op)
+{
+    return (LOOM_OP_AM == op->kind) ? &peer->queue : &peer->rails[op->rail].rail_queue;
+}
+
+bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op)
+{
+    return NULL == loom_op_queue_of((loom_peer_t *)peer, op)->head;
+}
+
+void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
+{
+    loom_opq_push(loom_op_queue_of(peer, op), op);
     loom_peer_mark_busy(peer);
 }
 
 /* Ahead of everything queued to the peer. */
 void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op)
 {
-    op->next         = peer->queue_head;
-    peer->queue_head = op;
-    if (NULL == peer->queue_tail) {
-        peer->queue_tail = op;
-    }
+    loom_opq_push_front(loom_op_queue_of(peer, op), op);
     loom_peer_mark_busy(peer);
 }
 
@@ -305,37 +340,49 @@ int loom_op_advance(loom_op_t *op)
     }
 }
 
+/* Issue what waits in one queue until it is empty or its rail is busy;
+ * false if something is still waiting. */
+static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count)
+{
+    loom_op_t *op;
+    int rc;
+
+    /* Off the queue while it runs: finishing reuses op->next. */
+    while (NULL != (op = loom_opq_pop(q))) {
+        rc = loom_op_advance(op);
+        if (LOOM_ERR_AGAIN == rc) {
+            loom_opq_push_front(q, op);
+            return false;
+        }
+        ++*count;
+        if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
+            loom_op_finish(op, (rc < 0) ? rc : LOOM_OK);
+        } else if (rc < 0) {
+            loom_rdma_complete(op, rc); /* a served push still answers */
+        }
+        /* rdma ops that went on wait for their UCT completion */
+    }
+    return true;
+}
+
 static int loom_engine_drain_queues(loom_engine_t *engine)
 {
     /* Detach the list: ops finishing here may queue work to other peers,
      * which puts them on a fresh list instead of the one being walked. */
     loom_peer_t *list = engine->busy_peers, *peer;
-    int count = 0, rc;
+    int count = 0, i;
+    bool idle;
 
     engine->busy_peers = NULL;
     while (NULL != (peer = list)) {
-        loom_op_t *op;
-
         list         = peer->next_busy;
         peer->queued = false;
-        while (NULL != (op = peer->queue_head)) {
-            /* Off the queue while it runs: finishing reuses op->next. */
-            peer->queue_head = op->next;
-            if (NULL == peer->queue_head) {
-                peer->queue_tail = NULL;
-            }
-            rc = loom_op_advance(op);
-            if (LOOM_ERR_AGAIN == rc) {
-                loom_op_queue_front(peer, op);
-                break;
-            }
-            ++count;
-            if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
-                loom_op_finish(op, (rc < 0) ? rc : LOOM_OK);
-            } else if (rc < 0) {
-                loom_rdma_complete(op, rc); /* a served push still answers */
-            }
-            /* rdma ops that went on wait for their UCT completion */
+        idle = loom_engine_drain_queue(peer, &peer->queue, &count);
+        for (i = 0; i < engine->rail_count; ++i) {
+            idle &= loom_engine_drain_queue(peer, &peer->rails[i].rail_queue, &count);
+        }
+        if (!idle) {
+            loom_peer_mark_busy(peer);
         }
     }
     return count;

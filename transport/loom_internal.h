@@ -12,10 +12,13 @@
 
 #include <time.h>
 
-/* What striping learns about a rail. */
+/* What striping learns about a rail: its rate, measured over windows of
+ * time in which it had chunks in flight (loom_now_ns times). */
 typedef struct loom_rail_flow {
-    double     rate;       /* measured bytes/s, 0 until the first chunk */
-    uint64_t   last_done;  /* when its last chunk completed (loom_now_ns) */
+    double     rate;          /* bytes/s, 0 until the first window closed */
+    unsigned   inflight;      /* chunks on this rail, to every peer */
+    uint64_t   window_start;  /* 0: no window open (rail idle) */
+    size_t     window_bytes;  /* landed since window_start */
 } loom_rail_flow_t;
 
 typedef struct loom_rail {
@@ -39,6 +42,12 @@ typedef struct loom_rail {
     loom_rail_flow_t   flow;
 } loom_rail_t;
 
+/* A FIFO of operations waiting to be issued. */
+typedef struct loom_opq {
+    loom_op_t *head;
+    loom_op_t *tail;
+} loom_opq_t;
+
 /* State of one rail towards one peer. */
 typedef struct loom_peer_rail {
     uct_ep_h ep;
@@ -48,6 +57,8 @@ typedef struct loom_peer_rail {
     bool     failed;
     bool     local_connected; /* connect-to-ep: our ep is connected */
     bool     told_connected;  /* connect-to-ep: peer knows we are connected */
+    loom_opq_t rail_queue;    /* RDMA and control ops waiting for this rail
+                                 only: a busy rail holds up no other */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
 } loom_peer_rail_t;
@@ -61,8 +72,7 @@ struct loom_peer {
     loom_peer_rail_t rails[LOOM_MAX_RAILS];
     loom_wire_rail_addr_t remote_rails[LOOM_MAX_RAILS];
     uint8_t         *remote_dev_addr[LOOM_MAX_RAILS]; /* connect-to-ep */
-    loom_op_t       *queue_head;  /* ops waiting to be issued, in order */
-    loom_op_t       *queue_tail;
+    loom_opq_t       queue;       /* messages waiting to be issued, in order */
     bool             queued;      /* on engine->busy_peers */
     struct loom_peer *next_busy;
     size_t           outstanding;
@@ -139,6 +149,8 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
 void loom_op_finish(loom_op_t *op, int status);
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
 void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
+bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
+loom_op_t *loom_opq_pop(loom_opq_t *q);
 int  loom_op_advance(loom_op_t *op);
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
 

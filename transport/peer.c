@@ -277,11 +277,14 @@ void loom_peer_disconnect(loom_peer_t *peer)
     while (peer->outstanding > 0 && time(NULL) < deadline && !engine->in_progress) {
         loom_engine_progress(engine);
     }
-    while (NULL != (op = peer->queue_head)) {
-        peer->queue_head = op->next;
+    while (NULL != (op = loom_opq_pop(&peer->queue))) {
         loom_op_finish(op, LOOM_ERR_UNREACH);
     }
-    peer->queue_tail = NULL;
+    for (i = 0; i < engine->rail_count; ++i) {
+        while (NULL != (op = loom_opq_pop(&peer->rails[i].rail_queue))) {
+            loom_op_finish(op, LOOM_ERR_UNREACH);
+        }
+    }
     if (peer->queued) {
         loom_peer_t **prev = &engine->busy_peers;
         while (*prev != peer) {

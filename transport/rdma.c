@@ -41,7 +41,7 @@ static uint32_t loom_rc_to_wire(int rc)
  * callback so that the caller sees every started op complete exactly once. */
 static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
 {
-    int rc = (NULL == peer->queue_head) ? loom_op_advance(op) : LOOM_ERR_AGAIN;
+    int rc = loom_op_queue_empty(peer, op) ? loom_op_advance(op) : LOOM_ERR_AGAIN;
 
     if (LOOM_ERR_AGAIN == rc) {
         loom_op_queue(peer, op);
@@ -203,7 +203,10 @@ static void loom_rdma_account(loom_op_t *op)
     }
 }
 
-static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name,
+/* PUSH_DONE goes by the rail the data went by when that rail reaches the
+ * process to notify: on another rail it could wait behind bulk data in a
+ * TCP stream and hold up the completion of this rail's chunks. */
+static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
                                 uint64_t request_id, uint64_t length, int rc)
 {
     loom_peer_t *notify = loom_peer_lookup(engine, notify_name);
@@ -220,7 +223,10 @@ static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name,
     done.sender     = loom_le64(engine->config.name);
     done.length     = loom_le64(length);
     done.status     = loom_le32(loom_rc_to_wire(rc));
-    (void)loom_ctrl_send(notify, notify->am_rail, &done, sizeof(done));
+    if (rail < 0 || !notify->rails[rail].usable) {
+        rail = notify->am_rail;
+    }
+    (void)loom_ctrl_send(notify, rail, &done, sizeof(done));
 }
 
 void loom_rdma_complete(loom_op_t *op, int rc)
@@ -231,7 +237,7 @@ void loom_rdma_complete(loom_op_t *op, int rc)
             loom_rdma_account(op);
         }
         if (LOOM_OP_SERVE == op->kind) {
-            loom_push_done_send(op->peer->engine, op->notify, op->id, op->length, rc);
+            loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc);
         }
     }
     loom_op_finish(op, rc);
@@ -267,11 +273,11 @@ static void loom_serve_notify_early(loom_op_t *op)
 {
     loom_peer_t *notify = op->peer;
 
-    if (LOOM_OP_SERVE != op->kind || op->notify != notify->name || notify->am_rail != op->rail ||
+    if (LOOM_OP_SERVE != op->kind || op->notify != notify->name ||
         UCS_OK != uct_ep_fence(op->peer->rails[op->rail].ep, 0)) {
         return;
     }
-    loom_push_done_send(notify->engine, op->notify, op->id, op->length, LOOM_OK);
+    loom_push_done_send(notify->engine, op->notify, op->rail, op->id, op->length, LOOM_OK);
     loom_rdma_account(op); /* counted when reported, as in every other case */
     op->done_sent = true;
 }
@@ -379,13 +385,14 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
         loom_log(engine, LOOM_LOG_WARN, "refused a push request of %llu bytes from "
                  "%#llx: %s", (unsigned long long)loom_from_le64(req.length),
                  (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
-        loom_push_done_send(engine, notify->name, loom_from_le64(req.request_id), 0, rc);
+        loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id),
+                            0, rc);
         return UCS_OK;
     }
     op = loom_op_alloc_ctrl(engine);
     if (NULL == op) {
         uct_rkey_release(engine->rails[dest_rail].component, &rkey);
-        loom_push_done_send(engine, notify->name, loom_from_le64(req.request_id), 0,
+        loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id), 0,
                             LOOM_ERR_NOMEM);
         return UCS_OK;
     }

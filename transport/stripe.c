@@ -67,31 +67,45 @@ double loom_engine_rail_rate(const loom_engine_t *engine, int rail)
     return (rail >= 0 && rail < engine->rail_count) ? loom_rail_rate(&engine->rails[rail]) : 0;
 }
 
+/* When the rail's chunks to this peer finish, the next one included. */
+static double loom_stripe_finish_time(loom_peer_t *peer, int rail, size_t chunk)
+{
+    return (double)(peer->rails[rail].inflight_bytes + chunk) /
+           loom_rail_rate(&peer->engine->rails[rail]);
+}
+
 /*
- * The rail to give the next chunk to: the one expected to finish it first.
- * -1 if that rail is full (better to wait for it than to give the chunk to a
- * slower rail) or no rail can take it.
+ * The rail to give the next chunk to, or -1 to wait for room.  Every rail is
+ * kept busy up to stripe_depth chunks, so each delivers at its own pace and
+ * faster rails take more chunks.  Among rails with room the one expected to
+ * finish the chunk first wins.  Near the end of a transfer (what is left
+ * would not fill the rails' pipelines) a chunk rather waits for a faster
+ * full rail than go to a slow one it would finish later on.
  */
-static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk)
+static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk, size_t left)
 {
     loom_engine_t *engine = peer->engine;
-    double best_finish = 0;
-    int i, best = -1;
+    double best_finish = 0, full_finish = 0, finish;
+    size_t pipeline = 0;
+    int i, best = -1, full = -1;
 
     for (i = 0; i < engine->rail_count; ++i) {
-        const loom_rail_t *rail = &engine->rails[i];
-        double finish;
-
         if (!peer->rails[i].usable) {
             continue;
         }
-        finish = (double)(peer->rails[i].inflight_bytes + chunk) / loom_rail_rate(rail);
-        if (best < 0 || finish < best_finish) {
+        pipeline += engine->config.stripe_depth * engine->config.stripe_chunk;
+        finish    = loom_stripe_finish_time(peer, i, chunk);
+        if (peer->rails[i].inflight_chunks >= engine->config.stripe_depth) {
+            if (full < 0 || finish < full_finish) {
+                full        = i;
+                full_finish = finish;
+            }
+        } else if (best < 0 || finish < best_finish) {
             best        = i;
             best_finish = finish;
         }
     }
-    if (best >= 0 && peer->rails[best].inflight_chunks >= engine->config.stripe_depth) {
+    if (best >= 0 && full >= 0 && left < pipeline && full_finish < best_finish) {
         return -1;
     }
     return best;
@@ -99,21 +113,43 @@ static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk)
 
 static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
 
-/* Learn the rail's rate: the chunk's bytes over the time the rail spent on
- * it (from its issue, or from the rail's previous completion if later). */
-static void loom_rail_learn(loom_rail_t *rail, const loom_op_t *chunk)
+/* A rate sample needs this long a window: shorter ones see bursts of
+ * completions, not the rail. */
+#define LOOM_RATE_WINDOW_NS 20000000ull
+
+static void loom_rail_flow_issue(loom_rail_t *rail)
+{
+    if (0 == rail->flow.inflight++ || 0 == rail->flow.window_start) {
+        rail->flow.window_start = loom_now_ns();
+        rail->flow.window_bytes = 0;
+    }
+}
+
+/* Learn the rail's rate from the bytes that landed while it was busy; a
+ * window closes after LOOM_RATE_WINDOW_NS or when the rail runs dry. */
+static void loom_rail_flow_done(loom_rail_t *rail, size_t landed)
 {
     loom_rail_flow_t *flow = &rail->flow;
-    uint64_t now = loom_now_ns();
-    uint64_t start = (flow->last_done > chunk->issued_at) ? flow->last_done : chunk->issued_at;
-    double seconds = (double)(now - start) * 1e-9;
+    uint64_t now = loom_now_ns(), elapsed = now - flow->window_start;
+    double sample;
 
-    flow->last_done = now;
-    if (seconds <= 0) {
+    --flow->inflight;
+    flow->window_bytes += landed;
+    if (elapsed < LOOM_RATE_WINDOW_NS) {
+        if (0 == flow->inflight) {
+            flow->window_start = 0; /* too short to say anything: forget it */
+        }
         return;
     }
-    flow->rate = (flow->rate > 0) ? 0.75 * flow->rate + 0.25 * ((double)chunk->length / seconds)
-                                  : (double)chunk->length / seconds;
+    if (flow->window_bytes > 0) {
+        sample     = (double)flow->window_bytes * 1e9 / (double)elapsed;
+        flow->rate = (flow->rate > 0) ? 0.5 * flow->rate + 0.5 * sample : sample;
+        loom_log(rail->engine, LOOM_LOG_DEBUG, "rail %d: %zu B in %.3f ms (%u in flight): "
+                 "%.1f MB/s, rate now %.1f MB/s", rail->index, flow->window_bytes,
+                 elapsed / 1e6, flow->inflight, sample / 1e6, flow->rate / 1e6);
+    }
+    flow->window_start = (flow->inflight > 0) ? now : 0;
+    flow->window_bytes = 0;
 }
 
 /* Book a finished chunk: landed, to re-drive (its rail died), or failed. */
@@ -121,14 +157,15 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
 {
     loom_peer_t *peer = stripe->parent->peer;
     loom_rail_t *rail = &peer->engine->rails[chunk->rail];
+    bool landed = (LOOM_OK == status);
 
     peer->rails[chunk->rail].inflight_bytes -= chunk->length;
     --peer->rails[chunk->rail].inflight_chunks;
     --stripe->inflight;
-    if (LOOM_OK == status) {
+    loom_rail_flow_done(rail, landed ? chunk->length : 0);
+    if (landed) {
         stripe->landed += chunk->length;
         ++rail->stats.chunks;
-        loom_rail_learn(rail, chunk);
         free(chunk);
     } else if (LOOM_OK == stripe->status && peer->rails[chunk->rail].failed &&
                loom_stripe_rail_count(peer) > 0) {
@@ -152,11 +189,11 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
 
     chunk->cb        = loom_stripe_chunk_done;
     chunk->user      = stripe;
-    chunk->issued_at = loom_now_ns();
     chunk->offset    = offset;
     peer->rails[rail].inflight_bytes += length;
     ++peer->rails[rail].inflight_chunks;
     ++stripe->inflight;
+    loom_rail_flow_issue(&peer->engine->rails[rail]);
     rc = loom_rdma_post(peer, chunk, stripe->kind, rail, stripe->local + offset,
                         stripe->local_region, stripe->remote + offset,
                         (const loom_wire_key_t *)stripe->key, length);
@@ -185,7 +222,7 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
             length = stripe->length - stripe->next;
             length = (length < chunk_size) ? length : chunk_size;
         }
-        rail = loom_stripe_pick_rail(peer, length);
+        rail = loom_stripe_pick_rail(peer, length, stripe->length - stripe->next);
         if (rail < 0) {
             if (0 == loom_stripe_rail_count(peer)) {
                 loom_log(peer->engine, LOOM_LOG_ERROR, "no rail to peer %#llx is left for "

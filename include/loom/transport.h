@@ -123,7 +123,6 @@ struct loom_op {
     uint8_t        tag;
     const struct iovec *iov;
     int            iovcnt;
-    uint64_t       issued_at;  /* striped chunk: when it went out (ns) */
     size_t         offset;     /* striped chunk: where in the whole transfer */
     uint8_t        msg[LOOM_OP_MSG_MAX];
 };

@@ -106,7 +106,14 @@ int main(int argc, char **argv)
                               MPI_COMM_WORLD));
     if (0 == rank) {
         for (int r = 0; r < rails; r++) {
-            printf("rail %d: %llu chunks\n", r, total[r]);
+            char name[64];
+            unsigned long long rate = 0;
+            int found = 0;
+
+            snprintf(name, sizeof(name), "btl_loom_rail%d_rate", r);
+            (void) loom_pvar_read_sum(name, &rate, &found);
+            printf("rail %d: %llu chunks, rate at rank 0 %.1f MB/s\n", r, total[r],
+                   rate / 1e6);
         }
         for (int r = 0; r < rails; r++) {
             if (0 == total[r]) {
