@@ -36,6 +36,8 @@ typedef struct mca_btl_loom_component_t {
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
     int   stripe_depth;       /* btl_loom_stripe_depth */
+    int   rail_timeout;       /* btl_loom_rail_timeout, ms */
+    int   am_rail;            /* btl_loom_am_rail */
     int   free_list_num;
     int   free_list_max;
     int   free_list_inc;

@@ -127,6 +127,8 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.stripe_threshold    = (size_t)mca_btl_loom_component.stripe_threshold;
     config.stripe_chunk        = (size_t)mca_btl_loom_component.stripe_chunk;
     config.stripe_depth        = (unsigned)mca_btl_loom_component.stripe_depth;
+    config.rail_timeout_ms     = (unsigned)mca_btl_loom_component.rail_timeout;
+    config.am_rail             = mca_btl_loom_component.am_rail;
     config.recv_cb             = mca_btl_loom_recv;
     config.log_cb              = mca_btl_loom_log;
     config.verbose             = mca_btl_loom_component.verbose;

@@ -77,6 +77,17 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("stripe_depth", "Striped chunks in flight per rail and peer "
                          "(1-64)", OPAL_INFO_LVL_4, &c->stripe_depth);
 
+    c->rail_timeout = 1000;
+    mca_btl_loom_reg_int("rail_timeout", "Milliseconds a rail may have striped chunks in "
+                         "flight to a peer without any landing before loom takes it out of "
+                         "use for that peer and re-drives its chunks on the other rails (0: "
+                         "only when the transport reports the failure; else 10-600000)",
+                         OPAL_INFO_LVL_4, &c->rail_timeout);
+    c->am_rail = -1;
+    mca_btl_loom_reg_int("am_rail", "Rail that carries messages (and small transfers) to "
+                         "every peer while it works; -1 spreads peers over the rails",
+                         OPAL_INFO_LVL_5, &c->am_rail);
+
     c->free_list_num = 8;
     mca_btl_loom_reg_int("free_list_num", "Send fragments allocated at start-up (>= 0)",
                          OPAL_INFO_LVL_9, &c->free_list_num);
@@ -117,6 +128,11 @@ int mca_btl_loom_params_register(void)
         OPAL_SUCCESS != mca_btl_loom_check_range("stripe_chunk", c->stripe_chunk, 4096,
                                                  1 << 26) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("stripe_depth", c->stripe_depth, 1, 64) ||
+        (0 != c->rail_timeout &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("rail_timeout", c->rail_timeout, 10,
+                                                  600000)) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("am_rail", c->am_rail, -1,
+                                                 LOOM_MAX_RAILS - 1) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_num", c->free_list_num, 0,
                                                  1 << 20) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_max", c->free_list_max, -1,

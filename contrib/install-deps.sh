@@ -2,14 +2,16 @@
 # Install what loom needs to build and test on Debian 12, from the machine's
 # own apt sources.  Needs root; does nothing when everything is present.
 # Usage: contrib/install-deps.sh [--rxe]
-#   --rxe  also what the soft-RoCE guest needs (qemu, debootstrap, mkfs.ext4)
+#   --rxe   only what the soft-RoCE guest needs (qemu, debootstrap, mkfs.ext4)
+#   --plot  only what contrib/failover-plot.sh needs (gnuplot)
 set -eu
 
 packages=(build-essential autoconf automake libtool pkg-config
           openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev python3)
-if [ "${1:-}" = "--rxe" ]; then
-    packages=(qemu-system-x86 debootstrap e2fsprogs)
-fi
+case "${1:-}" in
+    --rxe) packages=(qemu-system-x86 debootstrap e2fsprogs) ;;
+    --plot) packages=(gnuplot-nox) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

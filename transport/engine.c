@@ -423,6 +423,7 @@ int loom_engine_progress(loom_engine_t *engine)
     if (NULL != engine->busy_peers) {
         count += loom_engine_drain_queues(engine);
     }
+    loom_stripe_watch(engine);
     if (NULL != engine->done_head) {
         count += loom_engine_run_callbacks(engine);
     }

@@ -59,6 +59,7 @@ typedef struct loom_peer_rail {
     bool     told_connected;  /* connect-to-ep: peer knows we are connected */
     loom_opq_t rail_queue;    /* RDMA and control ops waiting for this rail
                                  only: a busy rail holds up no other */
+    uint64_t last_landed;     /* when a chunk last landed (or the watch began) */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
 } loom_peer_rail_t;
@@ -139,6 +140,7 @@ struct loom_engine {
     void                *addr_blob;
     size_t               addr_blob_len;
     bool                 in_progress;
+    uint64_t             next_watch;   /* when the rails' liveness is checked next */
 };
 
 /* engine.c */
@@ -223,6 +225,7 @@ int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        loom_region_t *local_region, uint64_t remote_addr,
                        const void *remote_key, size_t remote_key_size, size_t length);
 double loom_rail_rate(const loom_rail_t *rail);
+void loom_stripe_watch(loom_engine_t *engine);
 void loom_rdma_complete(loom_op_t *op, int rc);
 
 static inline uint64_t loom_now_ns(void)

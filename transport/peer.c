@@ -39,7 +39,9 @@ static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
 /* The rail for messages: a fixed choice per peer spreads peers over rails. */
 static void loom_peer_choose_am_rail(loom_peer_t *peer)
 {
-    int count = peer->engine->rail_count, first = (int)(peer->name % (uint64_t)count), i;
+    int count = peer->engine->rail_count, i;
+    int first = (peer->engine->config.am_rail >= 0 && peer->engine->config.am_rail < count)
+                    ? peer->engine->config.am_rail : (int)(peer->name % (uint64_t)count);
 
     for (i = 0; i < count; ++i) {
         int rail = (first + i) % count;

@@ -164,6 +164,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
     --stripe->inflight;
     loom_rail_flow_done(rail, landed ? chunk->length : 0);
     if (landed) {
+        peer->rails[chunk->rail].last_landed = loom_now_ns();
         stripe->landed += chunk->length;
         ++rail->stats.chunks;
         free(chunk);
@@ -190,6 +191,9 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
     chunk->cb        = loom_stripe_chunk_done;
     chunk->user      = stripe;
     chunk->offset    = offset;
+    if (0 == peer->rails[rail].inflight_chunks) {
+        peer->rails[rail].last_landed = loom_now_ns(); /* the watch begins */
+    }
     peer->rails[rail].inflight_bytes += length;
     ++peer->rails[rail].inflight_chunks;
     ++stripe->inflight;
@@ -308,4 +312,38 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
     op->rail   = loom_peer_rdma_rail(peer);
     loom_stripe_pump(stripe);
     return LOOM_INPROGRESS;
+}
+
+/*
+ * A rail can die without telling: a TCP path whose link went down only
+ * errors once the kernel gives up retransmitting, minutes later by default.
+ * A rail to a peer with chunks in flight and none landing for
+ * rail_timeout_ms is failed for that peer, which re-drives its chunks.
+ */
+void loom_stripe_watch(loom_engine_t *engine)
+{
+    uint64_t now = loom_now_ns(), limit = engine->config.rail_timeout_ms * 1000000ull;
+    loom_peer_t *peer;
+    size_t pos = 0;
+    int i;
+
+    if (0 == limit || now < engine->next_watch) {
+        return;
+    }
+    engine->next_watch = now + limit / 4;
+    while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
+        for (i = 0; i < engine->rail_count; ++i) {
+            loom_peer_rail_t *prail = &peer->rails[i];
+
+            if (prail->inflight_chunks > 0 && !prail->failed &&
+                now - prail->last_landed > limit) {
+                loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "
+                         "for %u ms with %u in flight; taking the rail out of use",
+                         engine->rails[i].info.tl_name, engine->rails[i].info.dev_name,
+                         (unsigned long long)peer->name, engine->config.rail_timeout_ms,
+                         prail->inflight_chunks);
+                loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);
+            }
+        }
+    }
 }

@@ -89,6 +89,10 @@ typedef struct loom_engine_config {
     size_t        stripe_threshold; /* puts/gets from this size are striped, 0 = never */
     size_t        stripe_chunk;     /* bytes per striped chunk */
     unsigned      stripe_depth;     /* chunks in flight per rail and peer */
+    unsigned      rail_timeout_ms;  /* a rail with chunks in flight and none landing
+                                       for this long is failed; 0 = never */
+    int           am_rail;          /* rail for messages to every peer, -1 = spread
+                                       peers over rails */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     void          *cb_ctx;

@@ -1,0 +1,118 @@
+/*
+ * A stream of large messages from rank 0 to rank 1, every byte verified at
+ * rank 1, for -t seconds, while a script takes a rail down underneath.
+ * Rank 1 prints, every 100 ms, the bytes each rail has brought in so far
+ * (btl_loom_rail<N>_bytes_received: the data of a per-rail throughput plot),
+ * then the longest gap between two
+ * completed messages (the stall) and the chunks re-driven after a failure
+ * (btl_loom_rail<N>_failovers, rank 1's own, where the gets run).
+ *
+ * Usage: test_failover [-t seconds] [-s message_size]
+ * Output lines: "start_epoch <unix time of t=0>",
+ *               "sample <t> <bytes rail0> <bytes rail1> ...",
+ *               "stall <seconds>", "failovers <count>", "messages <n>".
+ */
+
+#include "loom_test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RAILS 8
+
+static int read_rails(const char *counter, unsigned long long values[MAX_RAILS])
+{
+    char name[64];
+    int rails = 0;
+
+    for (int r = 0; r < MAX_RAILS; r++) {
+        int found = 0;
+
+        values[r] = 0;
+        snprintf(name, sizeof(name), "btl_loom_rail%d_%s", r, counter);
+        if (MPI_SUCCESS != loom_pvar_read_sum(name, &values[r], &found)) {
+            loom_fail("reading %s through MPI_T failed", name);
+        }
+        if (found) {
+            rails = r + 1;
+        }
+    }
+    return rails;
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = 8, start, last, stall = 0, next_sample = 0;
+    size_t size = 4 * MIB;
+    unsigned long long bytes[MAX_RAILS], failovers[MAX_RAILS], before[MAX_RAILS], total = 0;
+    int rank, nprocs, rails, opt, go = 1;
+    unsigned char *buf;
+    long n = 0;
+
+    while (-1 != (opt = getopt(argc, argv, "t:s:"))) {
+        switch (opt) {
+        case 't': seconds = atof(optarg); break;
+        case 's': size = (size_t) atol(optarg); break;
+        default: fprintf(stderr, "usage: %s [-t seconds] [-s size]\n", argv[0]); return 2;
+        }
+    }
+    loom_test_init(&argc, &argv, "test_failover", 2, &rank, &nprocs);
+    rails = read_rails("bytes_received", bytes);
+    read_rails("failovers", before); /* counters read relative to their first read */
+    if (rails < 2) {
+        loom_test_skip("failover needs at least two rails");
+    }
+    buf = loom_malloc(size + LOOM_GUARD_SIZE);
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    start = last = MPI_Wtime();
+    if (1 == rank) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        printf("start_epoch %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+    }
+    while (go) {
+        char what[64];
+
+        if (0 == rank) {
+            loom_fill_pattern(buf, size, (unsigned) n, rank);
+            LOOM_CHECK_MPI(MPI_Send(buf, (int) size, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
+            LOOM_CHECK_MPI(MPI_Recv(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            double now;
+
+            memset(buf, LOOM_POISON, size + LOOM_GUARD_SIZE);
+            LOOM_CHECK_MPI(MPI_Recv(buf, (int) size, MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+                                    MPI_STATUS_IGNORE));
+            snprintf(what, sizeof(what), "message %ld", n);
+            loom_check_recv(buf, size, (unsigned) n, 0, what);
+            now = MPI_Wtime();
+            stall = (now - last > stall) ? now - last : stall;
+            last = now;
+            if (now - start >= next_sample) {
+                read_rails("bytes_received", bytes);
+                printf("sample %.2f", now - start);
+                for (int r = 0; r < rails; r++) {
+                    printf(" %llu", bytes[r]);
+                }
+                printf("\n");
+                next_sample += 0.1;
+            }
+            go = (now - start < seconds);
+            LOOM_CHECK_MPI(MPI_Send(&go, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
+        }
+        n++;
+    }
+    if (1 == rank) {
+        read_rails("failovers", failovers);
+        for (int r = 0; r < rails; r++) {
+            total += failovers[r] - before[r];
+        }
+        printf("messages %ld\nstall %.3f\nfailovers %llu\n", n, stall, total);
+    }
+    free(buf);
+    loom_test_pass();
+}
