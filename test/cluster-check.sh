@@ -5,21 +5,8 @@
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 bindir=${LOOM_TEST_BINDIR:?run through make check}
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: the virtual cluster needs root (network namespaces)"
-    exit 77
-fi
-if ! ip netns add loomprobe$$ 2>/dev/null; then
-    echo "SKIP: this machine cannot create network namespaces"
-    exit 77
-fi
-ip netns del loomprobe$$
-if [ -e /run/loom-vcluster/nodes ]; then
-    echo "SKIP: a virtual cluster is up already; not touching it"
-    exit 77
-fi
-"$src/contrib/vcluster-up.sh" -n 2 -r 2 || exit 1
-trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
+. "$src/test/vcluster-test-lib.sh"
+vcluster_test_up 2
 fail=0
 for t in test_sizes test_many_outstanding test_any_source test_alltoall test_pvars test_stripe; do
     out=$(timeout 300 "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \

@@ -3,27 +3,14 @@
 # verified stream of 4 MiB messages runs from node0 to node1; after 3 s rail1
 # goes down.  The run must complete with every byte verified, the longest
 # stall must stay under 2 s, and the pvars must show chunks re-driven.  The
-# per-rail samples are kept for contrib/failover-plot.py.  Skips (77)
+# per-rail samples are kept for contrib/failover-plot.sh.  Skips (77)
 # without root or namespaces.
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 bindir=${LOOM_TEST_BINDIR:?run through make check}
 out=${LOOM_FAILOVER_OUT:-$bindir/failover.out}
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: the virtual cluster needs root (network namespaces)"
-    exit 77
-fi
-if ! ip netns add loomprobe$$ 2>/dev/null; then
-    echo "SKIP: this machine cannot create network namespaces"
-    exit 77
-fi
-ip netns del loomprobe$$
-if [ -e /run/loom-vcluster/nodes ]; then
-    echo "SKIP: a virtual cluster is up already; not touching it"
-    exit 77
-fi
-"$src/contrib/vcluster-up.sh" -n 2 -r 2 >/dev/null || exit 1
-trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
+. "$src/test/vcluster-test-lib.sh"
+vcluster_test_up 2
 for r in 0 1; do
     for n in node0 node1; do
         ip netns exec "$n" tc qdisc replace dev "rail$r" root tbf rate 200mbit burst 64kb \

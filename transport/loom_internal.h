@@ -141,6 +141,7 @@ struct loom_engine {
     size_t               addr_blob_len;
     bool                 in_progress;
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
+    size_t               chunks_inflight; /* striped chunks on their way, to anyone */
 };
 
 /* engine.c */

@@ -161,6 +161,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
 
     peer->rails[chunk->rail].inflight_bytes -= chunk->length;
     --peer->rails[chunk->rail].inflight_chunks;
+    --peer->engine->chunks_inflight;
     --stripe->inflight;
     loom_rail_flow_done(rail, landed ? chunk->length : 0);
     if (landed) {
@@ -196,6 +197,7 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
     }
     peer->rails[rail].inflight_bytes += length;
     ++peer->rails[rail].inflight_chunks;
+    ++peer->engine->chunks_inflight;
     ++stripe->inflight;
     loom_rail_flow_issue(&peer->engine->rails[rail]);
     rc = loom_rdma_post(peer, chunk, stripe->kind, rail, stripe->local + offset,
@@ -322,12 +324,16 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
  */
 void loom_stripe_watch(loom_engine_t *engine)
 {
-    uint64_t now = loom_now_ns(), limit = engine->config.rail_timeout_ms * 1000000ull;
+    uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull;
     loom_peer_t *peer;
     size_t pos = 0;
     int i;
 
-    if (0 == limit || now < engine->next_watch) {
+    if (0 == limit || 0 == engine->chunks_inflight) {
+        return; /* nothing to watch: no clock read on the latency path */
+    }
+    now = loom_now_ns();
+    if (now < engine->next_watch) {
         return;
     }
     engine->next_watch = now + limit / 4;

@@ -1,0 +1,21 @@
+# Sourced by the tests that run on the virtual cluster.
+
+# Bring up 2 nodes with $1 rails, torn down when the test exits; exit 77
+# (skip), saying why, where the cluster cannot be made.
+vcluster_test_up() {
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIP: the virtual cluster needs root (network namespaces)"
+        exit 77
+    fi
+    if ! ip netns add loomprobe$$ 2>/dev/null; then
+        echo "SKIP: this machine cannot create network namespaces"
+        exit 77
+    fi
+    ip netns del loomprobe$$
+    if [ -e /run/loom-vcluster/nodes ]; then
+        echo "SKIP: a virtual cluster is up already; not touching it"
+        exit 77
+    fi
+    "$src/contrib/vcluster-up.sh" -n 2 -r "$1" >/dev/null || exit 1
+    trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
+}
