@@ -90,6 +90,32 @@ static void mca_btl_loom_log(void *ctx, int level, const char *msg)
     }
 }
 
+/* Nothing reaches a peer any more: the upper layer must know, or it waits
+ * for ever.  ob1 aborts the job with the message. */
+static void mca_btl_loom_peer_lost(void *ctx, loom_peer_t *peer, const char *msg)
+{
+    mca_btl_loom_module_t *module = mca_btl_loom_component.module;
+    mca_btl_base_endpoint_t *endpoint;
+    char text[600];
+
+    (void)ctx;
+    if (NULL == module) {
+        return;
+    }
+    for (endpoint = module->endpoints; NULL != endpoint; endpoint = endpoint->next) {
+        if (endpoint->peer == peer) {
+            break;
+        }
+    }
+    snprintf(text, sizeof(text), "btl loom (%s): %s%s%s", opal_process_info.nodename, msg,
+             (NULL != endpoint) ? " - process " : "",
+             (NULL != endpoint) ? OPAL_NAME_PRINT(endpoint->proc->proc_name) : "");
+    if (NULL != module->error_cb) {
+        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL,
+                         (NULL != endpoint) ? endpoint->proc : NULL, text);
+    }
+}
+
 static uint64_t mca_btl_loom_my_name(void)
 {
     opal_process_name_t name = OPAL_PROC_MY_NAME;
@@ -131,6 +157,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.am_rail             = mca_btl_loom_component.am_rail;
     config.recv_cb             = mca_btl_loom_recv;
     config.log_cb              = mca_btl_loom_log;
+    config.peer_lost_cb        = mca_btl_loom_peer_lost;
     config.verbose             = mca_btl_loom_component.verbose;
     rc = loom_engine_create(&config, &engine);
     if (LOOM_OK != rc) {

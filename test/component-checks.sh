@@ -23,7 +23,8 @@ check "only mca_btl_loom_component is exported (got: $exported)" $?
 
 # Under --enable-asan the component needs the sanitizer in ompi_info too.
 params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param btl loom --level 9 --parsable)
-for p in rails max_rails verbose connect_to_ep tcp_seg_size free_list_num free_list_max free_list_inc \
+for p in rails max_rails verbose connect_to_ep tcp_seg_size stripe_threshold stripe_chunk \
+         stripe_depth rail_timeout am_rail free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
@@ -45,6 +46,10 @@ run_bad "btl_loom_rails: no UCT transport 'tcp' on device 'nosuchdev'" \
         --mca btl_loom_rails tcp:nosuchdev
 run_bad "btl_loom_rails: entry 'bogus'" --mca btl_loom_rails bogus
 run_bad "btl_loom_tcp_seg_size" --mca btl_loom_rails tcp:lo --mca btl_loom_tcp_seg_size 12
+run_bad "btl_loom_stripe_depth" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_depth 0
+run_bad "btl_loom_stripe_chunk" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_chunk 100
+run_bad "btl_loom_rail_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_timeout 5
+run_bad "btl_loom_am_rail" --mca btl_loom_rails tcp:lo --mca btl_loom_am_rail 9
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
 
 exit $fail

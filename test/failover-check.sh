@@ -3,8 +3,10 @@
 # verified stream of 4 MiB messages runs from node0 to node1; after 3 s rail1
 # goes down.  The run must complete with every byte verified, the longest
 # stall must stay under 2 s, and the pvars must show chunks re-driven.  The
-# per-rail samples are kept for contrib/failover-plot.sh.  Skips (77)
-# without root or namespaces.
+# per-rail samples are kept for contrib/failover-plot.sh.  Then a second
+# stream loses both rails: the job must fail with loom's error naming the
+# peer and its rails, well before its time limit.  Skips (77) without root
+# or namespaces.
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 bindir=${LOOM_TEST_BINDIR:?run through make check}
@@ -20,12 +22,15 @@ done
 
 # Messages keep to rail0 here: a message already handed to a TCP stream
 # whose link dies is lost, and loom does not re-send messages yet.
-timeout 120 "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \
-    --map-by node --hostfile /run/loom-vcluster/hostfile \
-    --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
-    -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom \
-    --mca btl_loom_rails tcp:rail0,tcp:rail1 --mca btl_loom_am_rail 0 \
-    "$bindir/test_failover" -t 8 >"$out" 2>&1 &
+stream() {
+    timeout "$1" "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \
+        --map-by node --hostfile /run/loom-vcluster/hostfile \
+        --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
+        -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom \
+        --mca btl_loom_rails tcp:rail0,tcp:rail1 --mca btl_loom_am_rail 0 \
+        "$bindir/test_failover" -t $2
+}
+stream 120 8 >"$out" 2>&1 &
 job=$!
 sleep 3
 ip -n node0 link set rail1 down
@@ -51,4 +56,25 @@ if [ "${failovers:-0}" -eq 0 ]; then
     fail=1
 fi
 [ $fail -eq 0 ] && echo "PASS failover: stall ${stall} s, ${failovers} chunks re-driven"
+
+# Every rail dies: a clear error and a non-zero exit, not a hang.
+ip -n node0 link set rail1 up
+start=$SECONDS
+# 64 MiB messages: the rails die during a transfer, not while only a message
+# (which loom cannot re-send yet) is on its way
+stream 60 "30 -s 67108864" >"$out.all" 2>&1 &
+job=$!
+sleep 3
+ip -n node0 link set rail0 down
+ip -n node0 link set rail1 down
+wait $job
+rc=$?
+took=$((SECONDS - start))
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q 'every rail to peer .* failed' "$out.all"; then
+    echo "FAIL: with every rail down the job did not fail with loom's error (exit $rc, ${took} s):"
+    grep -v '^sample' "$out.all" | tail -n 10 | sed 's/^/    | /'
+    fail=1
+else
+    echo "PASS every rail down: exit $rc after ${took} s: $(grep -m1 -o 'every rail to peer .*' "$out.all")"
+fi
 exit $fail

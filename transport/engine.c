@@ -211,6 +211,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->status     = LOOM_OK;
     op->rkey_valid = false;
     op->done_sent  = false;
+    peer->owed    += loom_op_owed(op);
     ++peer->outstanding;
     ++peer->engine->outstanding;
 }
@@ -402,6 +403,7 @@ static int loom_engine_run_callbacks(loom_engine_t *engine)
             uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
             op->rkey_valid = false;
         }
+        op->peer->owed -= loom_op_owed(op);
         --op->peer->outstanding;
         --engine->outstanding;
         ++count;

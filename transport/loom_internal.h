@@ -78,6 +78,9 @@ struct loom_peer {
     struct loom_peer *next_busy;
     size_t           outstanding;
     struct loom_stripe *stripes_waiting; /* for room on a rail to this peer */
+    bool             lost;        /* every rail failed; reported */
+    size_t           owed;        /* outstanding ops the upper layer waits for
+                                     (not loom's own messages and serves) */
 };
 
 /* CONNECT messages that arrived before we connected to their sender. */
@@ -149,6 +152,11 @@ void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int  loom_status_to_rc(ucs_status_t status);
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
+/* An op the upper layer waits for, as opposed to loom's own traffic. */
+static inline bool loom_op_owed(const loom_op_t *op)
+{
+    return LOOM_OP_CTRL != op->kind && LOOM_OP_SERVE != op->kind;
+}
 void loom_op_finish(loom_op_t *op, int status);
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
 void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);

@@ -337,6 +337,40 @@ int loom_peer_flush(loom_peer_t *peer)
     return LOOM_OK;
 }
 
+/* Every rail to the peer failed: say so once, naming them, if anything
+ * was still owed to it (a peer that finished first is no error). */
+static void loom_peer_check_lost(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+    char msg[512];
+    size_t len;
+    int i;
+
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (NULL != peer->rails[i].ep && !peer->rails[i].failed) {
+            return;
+        }
+    }
+    if (peer->lost || 0 == peer->owed) {
+        return;
+    }
+    peer->lost = true;
+    len = (size_t)snprintf(msg, sizeof(msg), "every rail to peer %#llx failed (",
+                           (unsigned long long)peer->name);
+    for (i = 0; i < engine->rail_count && len < sizeof(msg); ++i) {
+        len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s:%s", i ? ", " : "",
+                                engine->rails[i].info.tl_name, engine->rails[i].info.dev_name);
+    }
+    if (len < sizeof(msg)) {
+        snprintf(msg + len, sizeof(msg) - len, ") with %zu transfers to it pending",
+                 peer->owed);
+    }
+    loom_log(engine, LOOM_LOG_ERROR, "%s", msg);
+    if (NULL != engine->config.peer_lost_cb) {
+        engine->config.peer_lost_cb(engine->config.cb_ctx, peer, msg);
+    }
+}
+
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
@@ -356,6 +390,7 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
         loom_peer_choose_am_rail(peer);
     }
     loom_peer_fail_requests(peer, rail);
+    loom_peer_check_lost(peer);
 }
 
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status)

@@ -76,6 +76,9 @@ typedef void (*loom_recv_cb_t)(void *ctx, uint8_t tag, const void *data,
 typedef void (*loom_op_cb_t)(loom_op_t *op, int status);
 /* Called with a human-readable message when something goes wrong. */
 typedef void (*loom_log_cb_t)(void *ctx, int level, const char *msg);
+/* Called once when every rail to a peer failed while work to it was pending:
+ * nothing can reach it any more.  msg names the peer and its rails. */
+typedef void (*loom_peer_lost_cb_t)(void *ctx, loom_peer_t *peer, const char *msg);
 
 enum { LOOM_LOG_ERROR = 0, LOOM_LOG_WARN = 1, LOOM_LOG_INFO = 2,
        LOOM_LOG_DEBUG = 3 };
@@ -95,6 +98,7 @@ typedef struct loom_engine_config {
                                        peers over rails */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
+    loom_peer_lost_cb_t peer_lost_cb;
     void          *cb_ctx;
     int           verbose;      /* highest loom_log level passed to log_cb */
 } loom_engine_config_t;
