@@ -1,17 +1,17 @@
 /*
  * Striping: a large put or get is cut into chunks issued over every usable
- * rail to the peer.  Each chunk goes to the rail expected to finish it
- * first, from the bytes that rail has in flight and its measured rate, so
- * faster rails get more; a rail takes at most stripe_depth chunks at once.
- * Chunks complete in any order; the operation completes once every chunk
- * landed.  A chunk that fails because its rail failed is re-driven on the
- * surviving rails, with the key of the new rail for the same memory.
+ * rail to the peer.  Every rail is kept busy up to stripe_depth chunks, so
+ * faster rails complete and take more; near the end a chunk goes to the
+ * rail expected to finish it first, from measured rates.  Chunks complete
+ * in any order; the operation completes once every chunk landed.  A chunk
+ * that fails because its rail failed is re-driven on the surviving rails,
+ * with the key of the new rail for the same memory; a rail whose chunks stop
+ * landing is failed by the watch at the end of this file.
  */
 #include "loom_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
 
 typedef struct loom_stripe {
     loom_op_t     *parent;
