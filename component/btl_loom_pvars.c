@@ -45,7 +45,7 @@ typedef struct mca_btl_loom_pvar_ctx {
 } mca_btl_loom_pvar_ctx_t;
 
 static mca_btl_loom_pvar_ctx_t
-    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS + LOOM_MAX_RAILS];
+    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS + 2 * LOOM_MAX_RAILS];
 
 static unsigned long mca_btl_loom_counter(loom_engine_t *engine, int rail, size_t offset)
 {
@@ -110,8 +110,19 @@ static int mca_btl_loom_rate_read(const struct mca_base_pvar_t *pvar, void *valu
     return OPAL_SUCCESS;
 }
 
-/* The rate striping weighs a rail with: a level, not a counter. */
-static void mca_btl_loom_rate_add(loom_engine_t *engine, int rail, int slot)
+static int mca_btl_loom_failed_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
+
+    (void)obj;
+    *(unsigned long *)value = (NULL == ctx->engine) ? 0
+                              : loom_engine_rail_failed_peers(ctx->engine, ctx->rail);
+    return OPAL_SUCCESS;
+}
+
+/* A per-rail level (a state, not a counter). */
+static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, const char *what,
+                                   const char *description_fmt, mca_base_get_value_fn_t read)
 {
     mca_btl_loom_pvar_ctx_t *ctx = &mca_btl_loom_pvar_ctxs[slot];
     const loom_rail_info_t *info = loom_engine_rail_info(engine, rail);
@@ -119,10 +130,9 @@ static void mca_btl_loom_rate_add(loom_engine_t *engine, int rail, int slot)
 
     ctx->engine = engine;
     ctx->rail   = rail;
-    snprintf(name, sizeof(name), "rail%d_rate", rail);
-    snprintf(description, sizeof(description), "Rate in bytes/s that striping weighs rail "
-             "%d (%s:%s) with: measured from its chunks, UCT's estimate before the first",
-             rail, info->tl_name, info->dev_name);
+    snprintf(name, sizeof(name), "rail%d_%s", rail, what);
+    snprintf(description, sizeof(description), description_fmt, rail, info->tl_name,
+             info->dev_name);
     (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
                                            description, OPAL_INFO_LVL_4,
                                            MCA_BASE_PVAR_CLASS_LEVEL,
@@ -130,7 +140,7 @@ static void mca_btl_loom_rate_add(loom_engine_t *engine, int rail, int slot)
                                            MCA_BASE_VAR_BIND_NO_OBJECT,
                                            MCA_BASE_PVAR_FLAG_READONLY |
                                            MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           mca_btl_loom_rate_read, NULL, NULL, ctx);
+                                           read, NULL, NULL, ctx);
 }
 
 /* Registered at init, once the rails are known. */
@@ -146,7 +156,12 @@ int mca_btl_loom_pvars_register(loom_engine_t *engine)
         }
     }
     for (rail = 0; rail < loom_engine_rail_count(engine); ++rail) {
-        mca_btl_loom_rate_add(engine, rail, slot++);
+        mca_btl_loom_level_add(engine, rail, slot++, "rate", "Rate in bytes/s that striping "
+                               "weighs rail %d (%s:%s) with: measured from its chunks, UCT's "
+                               "estimate before the first", mca_btl_loom_rate_read);
+        mca_btl_loom_level_add(engine, rail, slot++, "failed_peers", "Peers that rail %d "
+                               "(%s:%s) is out of use for: it failed, or its chunks stopped "
+                               "landing (0: up to every peer)", mca_btl_loom_failed_read);
     }
     return OPAL_SUCCESS;
 }

@@ -55,6 +55,10 @@ if [ "${failovers:-0}" -eq 0 ]; then
     echo "FAIL: no chunk was re-driven (btl_loom_rail<N>_failovers stayed 0)"
     fail=1
 fi
+if [ "$(awk '$1 == "rails_out" { print $2 }' "$out")" != 1 ]; then
+    echo "FAIL: btl_loom_rail<N>_failed_peers does not show exactly one rail out of use"
+    fail=1
+fi
 [ $fail -eq 0 ] && echo "PASS failover: stall ${stall} s, ${failovers} chunks re-driven"
 
 # Every rail dies: a clear error and a non-zero exit, not a hang.

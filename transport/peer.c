@@ -500,3 +500,18 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
     early->length[index] = length;
     return UCS_OK;
 }
+
+unsigned loom_engine_rail_failed_peers(loom_engine_t *engine, int rail)
+{
+    loom_peer_t *peer;
+    size_t pos = 0;
+    unsigned count = 0;
+
+    if (rail < 0 || rail >= engine->rail_count) {
+        return 0;
+    }
+    while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
+        count += peer->rails[rail].failed;
+    }
+    return count;
+}

@@ -146,6 +146,8 @@ const loom_rail_info_t  *loom_engine_rail_info(const loom_engine_t *engine, int 
 loom_rail_stats_t       *loom_engine_rail_stats(loom_engine_t *engine, int rail);
 /* Bytes/s striping weighs the rail with (measured, or UCT's estimate). */
 double   loom_engine_rail_rate(const loom_engine_t *engine, int rail);
+/* Peers the rail is out of use for (failed, or taken out by the watch). */
+unsigned loom_engine_rail_failed_peers(loom_engine_t *engine, int rail);
 uint32_t loom_engine_epoch(const loom_engine_t *engine);
 /* Largest payload loom_am_send() takes, the minimum over all rails. */
 size_t   loom_engine_am_max(const loom_engine_t *engine);

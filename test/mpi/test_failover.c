@@ -10,7 +10,8 @@
  * Usage: test_failover [-t seconds] [-s message_size]
  * Output lines: "start_epoch <unix time of t=0>",
  *               "sample <t> <bytes rail0> <bytes rail1> ...",
- *               "stall <seconds>", "failovers <count>", "messages <n>".
+ *               "stall <seconds>", "failovers <count>", "messages <n>",
+ *               "rails_out <rails out of use for some peer>".
  */
 
 #include "loom_test_util.h"
@@ -107,11 +108,17 @@ int main(int argc, char **argv)
         n++;
     }
     if (1 == rank) {
+        unsigned long long failed[MAX_RAILS];
+        int out = 0;
+
         read_rails("failovers", failovers);
+        read_rails("failed_peers", failed); /* a level: read as it is */
         for (int r = 0; r < rails; r++) {
             total += failovers[r] - before[r];
+            out += (failed[r] > 0);
         }
-        printf("messages %ld\nstall %.3f\nfailovers %llu\n", n, stall, total);
+        printf("messages %ld\nstall %.3f\nfailovers %llu\nrails_out %d\n", n, stall, total,
+               out);
     }
     free(buf);
     loom_test_pass();
