@@ -183,6 +183,10 @@ void loom_engine_destroy(loom_engine_t *engine)
         engine->retired = peer->next_busy;
         free(peer);
     }
+    loom_stripe_free_all(engine);
+    while (NULL != engine->owned_ops) {
+        loom_op_free_owned(engine, engine->owned_ops);
+    }
     if (NULL != engine->worker) {
         uct_worker_destroy(engine->worker);
     }
@@ -302,22 +306,52 @@ void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op)
     loom_peer_mark_busy(peer);
 }
 
+/* An op the engine allocates for itself (control messages, serves, striped
+ * chunks): kept on a list, so that what a dead rail never completes is
+ * still freed when the engine goes. */
+loom_op_t *loom_op_alloc_owned(loom_engine_t *engine)
+{
+    loom_op_t *op = calloc(1, sizeof(*op));
+
+    if (NULL == op) {
+        loom_log(engine, LOOM_LOG_ERROR, "out of memory for an operation");
+        return NULL;
+    }
+    op->owned_next = engine->owned_ops;
+    if (NULL != engine->owned_ops) {
+        engine->owned_ops->owned_prev = op;
+    }
+    engine->owned_ops = op;
+    return op;
+}
+
+void loom_op_free_owned(loom_engine_t *engine, loom_op_t *op)
+{
+    if (NULL != op->owned_prev) {
+        op->owned_prev->owned_next = op->owned_next;
+    } else {
+        engine->owned_ops = op->owned_next;
+    }
+    if (NULL != op->owned_next) {
+        op->owned_next->owned_prev = op->owned_prev;
+    }
+    free(op);
+}
+
 static void loom_ctrl_free(loom_op_t *op, int status)
 {
     (void)status;
-    free(op);
+    loom_op_free_owned(op->peer->engine, op);
 }
 
 /* An op the engine sends on its own behalf; freed once done. */
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine)
 {
-    loom_op_t *op = calloc(1, sizeof(*op));
+    loom_op_t *op = loom_op_alloc_owned(engine);
 
-    if (NULL == op) {
-        loom_log(engine, LOOM_LOG_ERROR, "out of memory for a control message");
-        return NULL;
+    if (NULL != op) {
+        op->cb = loom_ctrl_free;
     }
-    op->cb = loom_ctrl_free;
     return op;
 }
 

@@ -145,6 +145,8 @@ struct loom_engine {
     bool                 in_progress;
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
+    loom_op_t           *owned_ops;    /* ops allocated by the engine, live */
+    struct loom_stripe  *stripes;      /* striped transfers in progress */
 };
 
 /* engine.c */
@@ -164,6 +166,8 @@ bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
 loom_op_t *loom_opq_pop(loom_opq_t *q);
 int  loom_op_advance(loom_op_t *op);
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
+loom_op_t *loom_op_alloc_owned(loom_engine_t *engine);
+void loom_op_free_owned(loom_engine_t *engine, loom_op_t *op);
 
 /* rail.c */
 int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
@@ -235,6 +239,7 @@ int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        const void *remote_key, size_t remote_key_size, size_t length);
 double loom_rail_rate(const loom_rail_t *rail);
 void loom_stripe_watch(loom_engine_t *engine);
+void loom_stripe_free_all(loom_engine_t *engine);
 void loom_rdma_complete(loom_op_t *op, int rc);
 
 static inline uint64_t loom_now_ns(void)

@@ -27,6 +27,7 @@ typedef struct loom_stripe {
     loom_op_t     *redo;         /* chunks to issue again on another rail */
     bool           waiting;      /* on the peer's list of stripes waiting for room */
     struct loom_stripe *next_waiting;
+    struct loom_stripe *prev, *next_live; /* engine->stripes */
     size_t         key_size;
     uint8_t        key[];        /* the caller's remote key, kept for every chunk */
 } loom_stripe_t;
@@ -113,6 +114,27 @@ static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk, size_t left)
 
 static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
 
+static void loom_stripe_free(loom_engine_t *engine, loom_stripe_t *stripe)
+{
+    if (NULL != stripe->prev) {
+        stripe->prev->next_live = stripe->next_live;
+    } else {
+        engine->stripes = stripe->next_live;
+    }
+    if (NULL != stripe->next_live) {
+        stripe->next_live->prev = stripe->prev;
+    }
+    free(stripe);
+}
+
+/* The engine goes: stripes whose chunks a dead rail never completed. */
+void loom_stripe_free_all(loom_engine_t *engine)
+{
+    while (NULL != engine->stripes) {
+        loom_stripe_free(engine, engine->stripes);
+    }
+}
+
 /* A rate sample needs this long a window: shorter ones see bursts of
  * completions, not the rail. */
 #define LOOM_RATE_WINDOW_NS 20000000ull
@@ -168,7 +190,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
         peer->rails[chunk->rail].last_landed = loom_now_ns();
         stripe->landed += chunk->length;
         ++rail->stats.chunks;
-        free(chunk);
+        loom_op_free_owned(peer->engine, chunk);
     } else if (LOOM_OK == stripe->status && peer->rails[chunk->rail].failed &&
                loom_stripe_rail_count(peer) > 0) {
         chunk->next  = stripe->redo;
@@ -177,7 +199,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
         if (LOOM_OK == stripe->status) {
             stripe->status = status;
         }
-        free(chunk);
+        loom_op_free_owned(peer->engine, chunk);
     }
 }
 
@@ -249,7 +271,7 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
             offset       = chunk->offset;
             ++peer->engine->rails[rail].stats.failovers;
         } else {
-            chunk = calloc(1, sizeof(*chunk));
+            chunk = loom_op_alloc_owned(peer->engine);
             if (NULL == chunk) {
                 stripe->status = LOOM_ERR_NOMEM;
                 break;
@@ -263,10 +285,10 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
         while (NULL != stripe->redo) {
             loom_op_t *chunk = stripe->redo;
             stripe->redo = chunk->next;
-            free(chunk);
+            loom_op_free_owned(peer->engine, chunk);
         }
         loom_op_finish(stripe->parent, stripe->status);
-        free(stripe);
+        loom_stripe_free(peer->engine, stripe);
     }
 }
 
@@ -309,6 +331,11 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
     stripe->status       = LOOM_OK;
     stripe->key_size     = remote_key_size;
     memcpy(stripe->key, remote_key, remote_key_size);
+    stripe->next_live    = peer->engine->stripes;
+    if (NULL != stripe->next_live) {
+        stripe->next_live->prev = stripe;
+    }
+    peer->engine->stripes = stripe;
     loom_op_start(peer, op, LOOM_OP_STRIPE, LOOM_STAGE_WAIT);
     op->length = length;
     op->rail   = loom_peer_rdma_rail(peer);

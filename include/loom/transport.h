@@ -132,6 +132,8 @@ struct loom_op {
     const struct iovec *iov;
     int            iovcnt;
     size_t         offset;     /* striped chunk: where in the whole transfer */
+    loom_op_t     *owned_prev; /* ops the engine allocated itself, freed at */
+    loom_op_t     *owned_next; /* destroy if a dead rail never completes them */
     uint8_t        msg[LOOM_OP_MSG_MAX];
 };
 

@@ -8,7 +8,8 @@
  * (btl_loom_rail<N>_failovers, rank 1's own, where the gets run).
  *
  * Usage: test_failover [-t seconds] [-s message_size]
- * Output lines: "start_epoch <unix time of t=0>",
+ * Output lines: "stream started" (rank 0, as its first send begins),
+ *               "start_epoch <unix time of t=0>",
  *               "sample <t> <bytes rail0> <bytes rail1> ...",
  *               "stall <seconds>", "failovers <count>", "messages <n>",
  *               "rails_out <rails out of use for some peer>".
@@ -80,6 +81,10 @@ int main(int argc, char **argv)
 
         if (0 == rank) {
             loom_fill_pattern(buf, size, (unsigned) n, rank);
+            if (0 == n) {
+                printf("stream started\n");
+                fflush(stdout);
+            }
             LOOM_CHECK_MPI(MPI_Send(buf, (int) size, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
             LOOM_CHECK_MPI(MPI_Recv(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else {
