@@ -19,6 +19,13 @@ say_skips() {
     done
 }
 
+# The soft-RoCE guest's own summary: what ran over rc_verbs, on which rails.
+say_rxe() {
+    local log=$1/test/rxe-check.sh.log
+    [ -f "$log" ] || return 0
+    grep -E '^(=== loom MPI tests over|Summary:|SKIP:)' "$log" | sed 's/^/    rxe guest: /'
+}
+
 status=0
 run_suite() {
     local name=$1 dir=$2; shift 2
@@ -28,6 +35,7 @@ run_suite() {
     if make -C "$dir" check >"$dir/check.out" 2>&1; then
         grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$dir/check.out" || true
         say_skips "$dir"
+        say_rxe "$dir"
         echo "=== $name: passed"
     else
         grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$dir/check.out" || true
