@@ -79,9 +79,11 @@ int mca_btl_loom_params_register(void)
 
     c->rail_timeout = 1000;
     mca_btl_loom_reg_int("rail_timeout", "Milliseconds a rail may have striped chunks in "
-                         "flight to a peer without any landing before loom takes it out of "
-                         "use for that peer and re-drives its chunks on the other rails (0: "
-                         "only when the transport reports the failure; else 10-600000)",
+                         "flight to a peer without any landing, while other rails to it do, "
+                         "before loom takes it out of use for that peer and re-drives its "
+                         "chunks on the other rails; 10 times this when no rail to the peer "
+                         "lands anything (0: only when the transport reports the failure; "
+                         "else 10-600000)",
                          OPAL_INFO_LVL_4, &c->rail_timeout);
     c->am_rail = -1;
     mca_btl_loom_reg_int("am_rail", "Rail that carries messages (and small transfers) to "

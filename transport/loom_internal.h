@@ -60,6 +60,7 @@ typedef struct loom_peer_rail {
     loom_opq_t rail_queue;    /* RDMA and control ops waiting for this rail
                                  only: a busy rail holds up no other */
     uint64_t last_landed;     /* when a chunk last landed (or the watch began) */
+    uint64_t landed_mark;     /* peer->chunks_landed when last_landed was set */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
 } loom_peer_rail_t;
@@ -79,6 +80,7 @@ struct loom_peer {
     size_t           outstanding;
     struct loom_stripe *stripes_waiting; /* for room on a rail to this peer */
     bool             lost;        /* every rail failed; reported */
+    uint64_t         chunks_landed; /* over all rails, for the rail watch */
     size_t           owed;        /* outstanding ops the upper layer waits for
                                      (not loom's own messages and serves) */
 };

@@ -188,6 +188,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
     loom_rail_flow_done(rail, landed ? chunk->length : 0);
     if (landed) {
         peer->rails[chunk->rail].last_landed = loom_now_ns();
+        peer->rails[chunk->rail].landed_mark = ++peer->chunks_landed;
         stripe->landed += chunk->length;
         ++rail->stats.chunks;
         loom_op_free_owned(peer->engine, chunk);
@@ -216,6 +217,7 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
     chunk->offset    = offset;
     if (0 == peer->rails[rail].inflight_chunks) {
         peer->rails[rail].last_landed = loom_now_ns(); /* the watch begins */
+        peer->rails[rail].landed_mark = peer->chunks_landed;
     }
     peer->rails[rail].inflight_bytes += length;
     ++peer->rails[rail].inflight_chunks;
@@ -346,12 +348,18 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
 /*
  * A rail can die without telling: a TCP path whose link went down only
  * errors once the kernel gives up retransmitting, minutes later by default.
- * A rail to a peer with chunks in flight and none landing for
- * rail_timeout_ms is failed for that peer, which re-drives its chunks.
+ * A rail to a peer whose chunks stop landing for rail_timeout_ms while the
+ * other rails to the same peer landed at least two pipelines' worth of
+ * chunks meanwhile is dead: it is failed for that peer, which re-drives its
+ * chunks.  When the other rails are silent too, the peer may only be slow
+ * (oversubscribed, emulated), so the rails are failed only after
+ * LOOM_PEER_SILENCE_FACTOR times as long.
  */
+#define LOOM_PEER_SILENCE_FACTOR 10
+
 void loom_stripe_watch(loom_engine_t *engine)
 {
-    uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull;
+    uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull, silent, others;
     loom_peer_t *peer;
     size_t pos = 0;
     int i;
@@ -368,15 +376,23 @@ void loom_stripe_watch(loom_engine_t *engine)
         for (i = 0; i < engine->rail_count; ++i) {
             loom_peer_rail_t *prail = &peer->rails[i];
 
-            if (prail->inflight_chunks > 0 && !prail->failed &&
-                now - prail->last_landed > limit) {
-                loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "
-                         "for %u ms with %u in flight; taking the rail out of use",
-                         engine->rails[i].info.tl_name, engine->rails[i].info.dev_name,
-                         (unsigned long long)peer->name, engine->config.rail_timeout_ms,
-                         prail->inflight_chunks);
-                loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);
+            if (0 == prail->inflight_chunks || prail->failed) {
+                continue;
             }
+            silent = now - prail->last_landed;
+            others = peer->chunks_landed - prail->landed_mark;
+            if (silent <= limit ||
+                (silent <= LOOM_PEER_SILENCE_FACTOR * limit &&
+                 others < 2ull * engine->config.stripe_depth)) {
+                continue;
+            }
+            loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "
+                     "for %llu ms with %u in flight, while %llu landed on other rails; "
+                     "taking the rail out of use", engine->rails[i].info.tl_name,
+                     engine->rails[i].info.dev_name, (unsigned long long)peer->name,
+                     (unsigned long long)(silent / 1000000), prail->inflight_chunks,
+                     (unsigned long long)others);
+            loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);
         }
     }
 }
