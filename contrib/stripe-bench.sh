@@ -35,18 +35,6 @@ mkdir -p "$out"
 "$src/contrib/vcluster-up.sh" -n 2 -r 3 >/dev/null || exit 1
 trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
 
-# rate of every rail in mbit, on both ends
-shape() {
-    local r=0 rate node
-    for rate in "$@"; do
-        for node in node0 node1; do
-            ip netns exec "$node" tc qdisc replace dev "rail$r" root tbf rate "${rate}mbit" \
-                burst 64kb latency 50ms
-        done
-        r=$((r + 1))
-    done
-}
-
 # MB/s of 4 MiB messages from bench_bw under the given mpirun arguments
 run_bw() {
     local name=$1; shift
@@ -71,7 +59,7 @@ printf '%-28s %10s %10s %8s\n' "# configuration" "MB/s" "sum alone" "ratio"
 IFS=, read -r -a uneq <<<"$unequal"
 for phase in equal unequal; do
     if [ $phase = equal ]; then rates=("$equal" "$equal" "$equal"); else rates=("${uneq[@]}"); fi
-    shape "${rates[@]}"
+    "$src/contrib/vcluster-shape.sh" "${rates[@]}" || exit 1
     tag="${rates[0]}/${rates[1]}/${rates[2]} mbit"
     alone=()
     for r in 0 1 2; do

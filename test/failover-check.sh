@@ -14,12 +14,7 @@ bindir=${LOOM_TEST_BINDIR:?run through make check}
 out=${LOOM_FAILOVER_OUT:-$bindir/failover.out}
 . "$src/test/vcluster-test-lib.sh"
 vcluster_test_up 2
-for r in 0 1; do
-    for n in node0 node1; do
-        ip netns exec "$n" tc qdisc replace dev "rail$r" root tbf rate 200mbit burst 64kb \
-            latency 50ms
-    done
-done
+"$src/contrib/vcluster-shape.sh" 200 200 || exit 1
 
 # Messages keep to rail0 here: a message already handed to a TCP stream
 # whose link dies is lost, and loom does not re-send messages yet.
@@ -78,12 +73,7 @@ fi
 # during the transfer, not while only a message (which loom cannot re-send
 # yet) is on its way.
 ip -n node0 link set rail1 up
-for r in 0 1; do
-    for n in node0 node1; do
-        ip netns exec "$n" tc qdisc replace dev "rail$r" root tbf rate 20mbit burst 64kb \
-            latency 50ms
-    done
-done
+"$src/contrib/vcluster-shape.sh" 20 20 || exit 1
 start=$SECONDS
 stream 90 "0 -s 67108864" >"$out.all" 2>&1 &
 job=$!

@@ -28,7 +28,6 @@ typedef struct loom_stripe {
     bool           waiting;      /* on the peer's list of stripes waiting for room */
     struct loom_stripe *next_waiting;
     struct loom_stripe *prev, *next_live; /* engine->stripes */
-    size_t         key_size;
     uint8_t        key[];        /* the caller's remote key, kept for every chunk */
 } loom_stripe_t;
 
@@ -331,7 +330,6 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
     stripe->remote       = remote_addr;
     stripe->length       = length;
     stripe->status       = LOOM_OK;
-    stripe->key_size     = remote_key_size;
     memcpy(stripe->key, remote_key, remote_key_size);
     stripe->next_live    = peer->engine->stripes;
     if (NULL != stripe->next_live) {
