@@ -355,6 +355,19 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
  */
 #define LOOM_PEER_SILENCE_FACTOR 10
 
+/* No rail to the peer but this one has striped chunks in flight. */
+static bool loom_peer_other_rails_idle(const loom_peer_t *peer, int rail)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (i != rail && !peer->rails[i].failed && peer->rails[i].inflight_chunks > 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void loom_stripe_watch(loom_engine_t *engine)
 {
     uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull, silent, others;
@@ -379,9 +392,13 @@ void loom_stripe_watch(loom_engine_t *engine)
             }
             silent = now - prail->last_landed;
             others = peer->chunks_landed - prail->landed_mark;
+            /* The other rails deliver (many chunks, or all they had and now
+             * wait for this one): this rail is the one stuck.  Else the
+             * peer may just be slow, and gets longer. */
             if (silent <= limit ||
                 (silent <= LOOM_PEER_SILENCE_FACTOR * limit &&
-                 others < 2ull * engine->config.stripe_depth)) {
+                 others < 2ull * engine->config.stripe_depth &&
+                 !(others > 0 && loom_peer_other_rails_idle(peer, i)))) {
                 continue;
             }
             loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "
