@@ -6,7 +6,7 @@
 #include <string.h>
 
 typedef struct loom_am_pack_arg {
-    const loom_wire_hdr_t *hdr;
+    const loom_wire_send_t *hdr;
     const struct iovec    *iov;
     int                    iovcnt;
 } loom_am_pack_arg_t;
@@ -49,14 +49,14 @@ void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t 
 }
 
 /* Send one message on a rail now: LOOM_OK, LOOM_ERR_AGAIN, or an error. */
-int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_hdr_t *hdr,
+int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
                   const struct iovec *iov, int iovcnt)
 {
     return loom_am_issue_ep(peer, rail, peer->rails[rail].ep, am_id, hdr, iov, iovcnt);
 }
 
 int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
-                     const loom_wire_hdr_t *hdr, const struct iovec *iov, int iovcnt)
+                     const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
     loom_am_pack_arg_t arg = {hdr, iov, iovcnt};
@@ -81,14 +81,21 @@ int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
     return LOOM_ERR_IO;
 }
 
+/* Send one upper-layer message now, through the peer's eager ring if it
+ * can take it, else by AM. */
 int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt)
 {
     size_t length = loom_iov_length(iov, iovcnt);
-    loom_wire_hdr_t hdr;
+    loom_wire_send_t hdr;
     int rc;
 
-    loom_wire_hdr_fill(&hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
+    if (LOOM_OK == loom_eager_send(peer, tag, iov, iovcnt, length)) {
+        return LOOM_OK;
+    }
+    loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
+    loom_eager_am_stamp(peer, &hdr);
     rc = loom_am_issue(peer, peer->am_rail, LOOM_WIRE_SEND, &hdr, iov, iovcnt);
+    loom_eager_am_result(peer, &hdr, LOOM_OK == rc);
     if (LOOM_OK == rc) {
         loom_rail_stats_t *stats = &peer->engine->rails[peer->am_rail].stats;
         stats->bytes_sent += length;
@@ -202,8 +209,7 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uin
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
-    const loom_wire_hdr_t *hdr = data;
-    loom_engine_t *engine = rail->engine;
+    const loom_wire_send_t *hdr = data;
 
     (void)flags;
     if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_SEND, sizeof(*hdr))) {
@@ -211,7 +217,6 @@ ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned fl
     }
     rail->stats.bytes_received += length - sizeof(*hdr);
     ++rail->stats.messages_received;
-    engine->config.recv_cb(engine->config.cb_ctx, hdr->tag, hdr + 1,
-                           length - sizeof(*hdr));
+    loom_eager_rx_am(rail->engine, hdr, hdr + 1, length - sizeof(*hdr));
     return UCS_OK;
 }

@@ -96,6 +96,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     loom_hash_init(&engine->regions);
     loom_hash_init(&engine->requests);
     loom_hash_init(&engine->early_connects);
+    ucs_list_head_init(&engine->eager.active);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {
@@ -139,6 +140,10 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     if (0 == engine->config.stripe_depth) {
         engine->config.stripe_depth = 1;
     }
+    rc = loom_eager_init(engine);
+    if (LOOM_OK != rc) {
+        goto err;
+    }
     if (sizeof(loom_wire_push_req_t) + loom_key_size(engine) > LOOM_OP_MSG_MAX) {
         loom_log(engine, LOOM_LOG_ERROR, "remote keys of %zu bytes do not fit a push "
                  "request; use fewer rails", loom_key_size(engine));
@@ -173,6 +178,7 @@ void loom_engine_destroy(loom_engine_t *engine)
         peer->refcount = 1;
         loom_peer_disconnect(peer);
     }
+    loom_eager_fini(engine);
     for (pos = 0; NULL != (region = loom_hash_next(&engine->regions, &pos)); pos = 0) {
         loom_mem_deregister(region);
     }
@@ -364,6 +370,9 @@ int loom_op_advance(loom_op_t *op)
     case LOOM_OP_AM:
         return loom_am_send_now(op->peer, op->tag, op->iov, op->iovcnt);
     case LOOM_OP_CTRL:
+        if (LOOM_WIRE_EAGER_REQ == op->msg[1]) {
+            loom_eager_req_stamp(op->peer, op->msg); /* its counters are those of now */
+        }
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;
         return loom_am_issue_ep(op->peer, op->rail,
@@ -456,6 +465,7 @@ int loom_engine_progress(loom_engine_t *engine)
     }
     engine->in_progress = true;
     count  = (int)uct_worker_progress(engine->worker);
+    count += loom_eager_progress(engine);
     if (NULL != engine->busy_peers) {
         count += loom_engine_drain_queues(engine);
     }

@@ -7,6 +7,7 @@
 #include "loom/transport.h"
 #include "loom/wire.h"
 #include "loom_hash.h"
+#include "eager.h"
 
 #include <ucs/async/async_fwd.h>
 
@@ -83,6 +84,7 @@ struct loom_peer {
     uint64_t         chunks_landed; /* over all rails, for the rail watch */
     size_t           owed;        /* outstanding ops the upper layer waits for
                                      (not loom's own messages and serves) */
+    loom_eager_peer_t eager;      /* eager rings, both directions */
 };
 
 /* CONNECT messages that arrived before we connected to their sender. */
@@ -149,6 +151,7 @@ struct loom_engine {
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
     loom_op_t           *owned_ops;    /* ops allocated by the engine, live */
     struct loom_stripe  *stripes;      /* striped transfers in progress */
+    loom_eager_engine_t  eager;
 };
 
 /* engine.c */
@@ -199,10 +202,10 @@ int  loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t 
 
 /* am.c */
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
-int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_hdr_t *hdr,
+int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
                    const struct iovec *iov, int iovcnt);
 int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
-                      const loom_wire_hdr_t *hdr, const struct iovec *iov, int iovcnt);
+                      const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,

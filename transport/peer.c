@@ -199,6 +199,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
         free(peer);
         return LOOM_ERR_NOMEM;
     }
+    loom_eager_peer_init(peer);
     /* Rail i pairs with the peer's rail i when both run the same transport. */
     for (i = 0; i < engine->rail_count && i < addr->rail_count; ++i) {
         loom_wire_rail_addr_t remote;
@@ -306,6 +307,7 @@ void loom_peer_disconnect(loom_peer_t *peer)
         }
     }
     loom_hash_remove(&engine->peers, peer->name);
+    loom_eager_peer_fini(peer); /* nothing can land in its rings now */
     if (peer->outstanding > 0) {
         loom_peer_retire(peer);
         return;
@@ -386,6 +388,7 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
              "rail %s:%s to peer %#llx failed: %s",
              peer->engine->rails[rail].info.tl_name, peer->engine->rails[rail].info.dev_name,
              (unsigned long long)peer->name, ucs_status_string(status));
+    loom_eager_rail_failed(peer, rail);
     if (peer->am_rail == rail) {
         loom_peer_choose_am_rail(peer);
     }

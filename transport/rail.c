@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Bytes loom puts in front of every AM payload. */
-#define LOOM_AM_OVERHEAD sizeof(loom_wire_hdr_t)
+#define LOOM_AM_OVERHEAD sizeof(loom_wire_send_t)
 
 int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
 {
@@ -20,6 +20,8 @@ int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
         {LOOM_WIRE_PUSH_REQ,  loom_push_req_recv},
         {LOOM_WIRE_PUSH_DONE, loom_push_done_recv},
         {LOOM_WIRE_CONNECT,   loom_connect_recv},
+        {LOOM_WIRE_EAGER_REQ, loom_eager_req_recv},
+        {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
     };
     ucs_status_t status;
     size_t i;

@@ -55,6 +55,31 @@ typedef struct loom_rail_stats {
     unsigned long failovers;      /* chunks re-driven here after their rail failed */
 } loom_rail_stats_t;
 
+/* One phase of the eager RDMA ring (phase 0 has no ring). */
+#define LOOM_EAGER_MAX_PHASES 4
+typedef struct loom_eager_phase {
+    uint32_t slot_size;   /* bytes per slot, loom's 20-23 bytes of header and flags included */
+    uint32_t slot_count;
+    uint32_t threshold;   /* largest payload sent in this phase */
+} loom_eager_phase_t;
+
+/* Where the eager ring is used. */
+enum { LOOM_EAGER_OFF = 0, LOOM_EAGER_ON = 1, LOOM_EAGER_RDMA_ONLY = 2 };
+
+/* Counters of the eager rings of one engine (both directions). */
+typedef struct loom_eager_stats {
+    unsigned long registered_bytes; /* rings and send slots registered now */
+    unsigned long registered_max;   /* high water of registered_bytes */
+    unsigned long peer_bytes_max;   /* high water of one peer's rings and slots */
+    unsigned long rings[LOOM_EAGER_MAX_PHASES + 1]; /* receive rings now, by phase */
+    unsigned long enlargements;     /* rings this side asked to grow, acknowledged */
+    unsigned long shrinks;          /* rings this side asked to shrink, acknowledged */
+    unsigned long refused;          /* malformed, stale or refused ring messages */
+    unsigned long ack_timeouts;     /* ring requests a peer did not answer in time */
+    unsigned long ring_sent;        /* messages written into a peer's ring */
+    unsigned long ring_received;    /* messages taken from our rings */
+} loom_eager_stats_t;
+
 typedef struct loom_rail_info {
     char          tl_name[LOOM_NAME_MAX];
     char          dev_name[LOOM_NAME_MAX];
@@ -96,6 +121,15 @@ typedef struct loom_engine_config {
                                        for this long is failed; 0 = never */
     int           am_rail;          /* rail for messages to every peer, -1 = spread
                                        peers over rails */
+    /* eager RDMA rings, per peer and direction, grown on demand */
+    int           eager_mode;       /* LOOM_EAGER_*: where rings are used */
+    unsigned      eager_phase_count; /* phases with a ring, 0..LOOM_EAGER_MAX_PHASES */
+    loom_eager_phase_t eager_phases[LOOM_EAGER_MAX_PHASES]; /* phase 1 first */
+    unsigned      eager_msgs_before_ring; /* messages to a peer before its first ring */
+    unsigned      eager_idle_ms;    /* shrink a ring unused this long, 0 = never */
+    size_t        eager_budget;     /* bytes of rings per process, 0 = no limit */
+    unsigned      eager_ack_timeout_ms; /* give up on a ring request after this */
+    bool          eager_cycle;      /* testing: change phase after every message */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     loom_peer_lost_cb_t peer_lost_cb;
@@ -160,6 +194,8 @@ int  loom_engine_address(loom_engine_t *engine, void **blob_p, size_t *length_p)
 /* Count of operations of this engine not yet completed (for flush/finalize). */
 size_t loom_engine_outstanding(const loom_engine_t *engine);
 
+const loom_eager_stats_t *loom_engine_eager_stats(const loom_engine_t *engine);
+
 /* --- peers ------------------------------------------------------------ */
 /* Connect to the process that published blob; returns the existing peer if
  * that process is already connected. */
@@ -209,5 +245,25 @@ int loom_put(loom_peer_t *peer, loom_op_t *op, void *local,
 int loom_get(loom_peer_t *peer, loom_op_t *op, void *local,
              loom_region_t *local_region, uint64_t remote_addr,
              const void *remote_key, size_t remote_key_size, size_t length);
+
+/* --- eager rings ------------------------------------------------------- */
+/* Phase of the ring our messages to the peer use, and of the ring the peer
+ * writes into here (0: none). */
+unsigned loom_eager_tx_phase(const loom_peer_t *peer);
+unsigned loom_eager_rx_phase(const loom_peer_t *peer);
+/* Ask the peer for a ring of this phase now (whatever the policy says);
+ * LOOM_ERR_AGAIN while a request is under way. */
+int      loom_eager_request(loom_peer_t *peer, unsigned phase);
+/* Bytes of rings and send slots of this peer, both directions. */
+size_t   loom_eager_peer_bytes(const loom_peer_t *peer);
+/*
+ * How many bytes of a message made of reserve header bytes and these data
+ * elements to send now: all of them, unless the peer's ring is in use and
+ * an element after the first would not fit it; then only the elements
+ * before it (the upper layer sends the rest next).  An oversized first
+ * element is sent whole and makes the ring grow.
+ */
+size_t   loom_eager_fit(loom_peer_t *peer, size_t reserve, const struct iovec *elems,
+                        int count);
 
 #endif /* LOOM_TRANSPORT_H */

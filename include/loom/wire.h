@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 1
+#define LOOM_WIRE_VERSION 2
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -20,6 +20,8 @@ enum loom_wire_type {
     LOOM_WIRE_PUSH_REQ  = 17, /* "put this memory of yours into that memory" */
     LOOM_WIRE_PUSH_DONE = 18, /* completion notice of a push request */
     LOOM_WIRE_CONNECT   = 19, /* endpoint address for connect-to-ep rails */
+    LOOM_WIRE_EAGER_REQ = 20, /* "provision the eager ring of this phase for me" */
+    LOOM_WIRE_EAGER_NOTE = 21, /* ring receiver to sender: credits, shrink hint */
 };
 
 /* Common header of every message: 8 bytes. */
@@ -30,6 +32,130 @@ typedef struct loom_wire_hdr {
     uint8_t  flags;    /* reserved, 0 */
     uint32_t length;   /* bytes following this header */
 } loom_wire_hdr_t;
+
+/*
+ * Upper-layer message sent as an active message.  ring_before orders it
+ * among the messages of the same sender that went through the eager ring:
+ * the receiver delivers it only after that many ring messages.  credits
+ * returns slots of the reverse ring (LOOM_WIRE_CREDITS).  The payload
+ * follows.
+ */
+typedef struct loom_wire_send {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;      /* process name */
+    uint32_t ring_before; /* ring messages the sender wrote before this one */
+    uint16_t credits;     /* LOOM_WIRE_CREDITS(gen, count) or 0 */
+    uint16_t reserved;
+} loom_wire_send_t;
+
+/* Returned ring slots, tagged with the low bits of the ring's generation so
+ * that credits of a replaced ring are ignored. */
+#define LOOM_WIRE_CREDITS(_gen, _count) \
+    ((uint16_t)((((_gen) & 0xfu) << 12) | ((_count) & 0xfffu)))
+#define LOOM_WIRE_CREDITS_GEN(_c)   (((_c) >> 12) & 0xfu)
+#define LOOM_WIRE_CREDITS_COUNT(_c) ((_c) & 0xfffu)
+#define LOOM_WIRE_SLOTS_MAX         0xfffu
+
+/*
+ * One slot of an eager ring, RDMA-written by the sender.  The message is
+ * placed at the end of the slot: this header, the payload padded to 8
+ * bytes, then loom_wire_slot_foot_t in the slot's last 8 bytes.  The
+ * receiver polls the foot's tail flag at that fixed place; once it holds
+ * the flag expected next (loom_eager_flag() of the ring sequence number),
+ * the length in the foot says where the header starts, and the header's
+ * head flag must hold the same value: a partly written slot is never read.
+ * The receiver zeroes both flags when it has consumed the slot.
+ */
+typedef struct loom_wire_slot {
+    uint32_t head;      /* flag of this message's ring sequence number */
+    uint32_t am_before; /* messages the sender sent by AM before this one */
+    uint16_t credits;   /* of the reverse ring, LOOM_WIRE_CREDITS or 0 */
+    uint8_t  tag;       /* the upper layer's tag */
+    uint8_t  gen;       /* generation of the ring written to */
+    uint32_t reserved;
+} loom_wire_slot_t;
+
+typedef struct loom_wire_slot_foot {
+    uint32_t length;    /* payload bytes */
+    uint32_t tail;      /* equal to head */
+} loom_wire_slot_foot_t;
+
+#define LOOM_WIRE_SLOT_PAD(_len) (((_len) + 7u) & ~(size_t)7u)
+/* Bytes written for a message of _len payload bytes, flags included. */
+#define LOOM_WIRE_SLOT_BYTES(_len) \
+    (sizeof(loom_wire_slot_t) + LOOM_WIRE_SLOT_PAD(_len) + sizeof(loom_wire_slot_foot_t))
+#define LOOM_WIRE_SLOT_OVERHEAD (LOOM_WIRE_SLOT_BYTES(0) + 7u) /* most a slot adds */
+#define LOOM_WIRE_SLOT_MIN      64u
+#define LOOM_WIRE_SLOT_MAX      (1u << 20)
+#define LOOM_WIRE_RING_MAX      (64u << 20) /* bytes of one ring */
+
+/*
+ * Eager ring request, sender of a direction to its receiver: replace the
+ * ring that receives my messages by one of slot_count slots of slot_size
+ * bytes (both 0: no ring, phase 0), and write the acknowledgement
+ * (loom_wire_eager_ack_t) at box_addr, inside the region named by the key
+ * that follows.  ring_before and am_before are stamped when the request
+ * leaves: the receiver first consumes that many ring messages (the old ring
+ * is then empty) and has then received exactly am_before messages by AM.
+ */
+typedef struct loom_wire_eager_req {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint32_t req_seq;     /* never 0; the ack's head and tail flags */
+    uint32_t ring_before;
+    uint32_t am_before;
+    uint32_t slot_size;
+    uint32_t slot_count;
+    uint8_t  phase;
+    uint8_t  reserved[3];
+    uint64_t box_addr;
+    uint32_t key_length;  /* bytes of the box key that follows */
+    uint32_t reserved2;
+} loom_wire_eager_req_t;
+
+/* Status of an eager ring acknowledgement. */
+enum loom_wire_eager_status {
+    LOOM_WIRE_EAGER_OK      = 0, /* the ring described is in place */
+    LOOM_WIRE_EAGER_REFUSED = 1, /* bad request: nothing changed */
+    LOOM_WIRE_EAGER_BUDGET  = 2, /* over the receiver's eager memory budget:
+                                    the previous ring stays */
+};
+
+/*
+ * Acknowledgement of an eager ring request, RDMA-written by the receiver
+ * into the requester's box: this header, key_length bytes of the ring's key
+ * padded to 8, then a uint32_t tail equal to head.  Every process of a job
+ * has the same key size, so the requester knows where the tail is before
+ * it trusts anything in the ack; it takes the ack only when head and tail
+ * both equal its req_seq.
+ */
+typedef struct loom_wire_eager_ack {
+    uint32_t head;        /* req_seq of the request answered */
+    uint8_t  version;     /* LOOM_WIRE_VERSION */
+    uint8_t  status;      /* enum loom_wire_eager_status */
+    uint8_t  phase;
+    uint8_t  gen;         /* generation of the ring now in place */
+    uint32_t slot_size;
+    uint32_t slot_count;
+    uint64_t ring_addr;
+    uint32_t key_length;
+    uint32_t reserved;
+} loom_wire_eager_ack_t;
+
+#define LOOM_WIRE_ACK_BYTES(_key_len) \
+    (sizeof(loom_wire_eager_ack_t) + LOOM_WIRE_SLOT_PAD(_key_len) + sizeof(uint32_t))
+
+/* Ring receiver to its sender: returned slots and, when shrink_to is not
+ * LOOM_WIRE_NO_SHRINK, a request to go down to that phase (memory budget). */
+typedef struct loom_wire_eager_note {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint16_t credits;
+    uint8_t  shrink_to;
+    uint8_t  reserved[5];
+} loom_wire_eager_note_t;
+
+#define LOOM_WIRE_NO_SHRINK 0xffu
 
 /*
  * A remote key: names one registered region of its owner on every rail.

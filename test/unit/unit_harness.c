@@ -225,6 +225,9 @@ static int unit_engine_create(unit_ctx_t *ctx, uint64_t name, const unit_options
     config.log_cb              = unit_log_cb;
     config.cb_ctx              = ctx;
     config.verbose             = getenv("UNIT_VERBOSE") ? LOOM_LOG_DEBUG : LOOM_LOG_WARN;
+    if (NULL != options && NULL != options->configure) {
+        options->configure(&config, ctx->is_parent);
+    }
     ctx->name = name;
     return loom_engine_create(&config, &ctx->engine);
 }

@@ -65,6 +65,8 @@ struct unit_ctx {
 typedef struct unit_options {
     bool force_connect_to_ep;  /* config.force_connect_to_ep */
     bool allow_connect_failure; /* run the bodies even if loom_peer_connect fails */
+    /* change the engine configuration of both sides (is_parent tells which) */
+    void (*configure)(loom_engine_config_t *config, bool is_parent);
 } unit_options_t;
 
 typedef void (*unit_body_t)(unit_ctx_t *ctx);

@@ -1,0 +1,377 @@
+/*
+ * Eager rings: set-up, memory accounting, progress and the policy that
+ * shrinks idle rings and keeps the process inside its eager memory budget.
+ * The two sides of the protocol are in eager_tx.c and eager_rx.c.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LOOM_EAGER_CHECK_NS 10000000ull /* policy runs every 10 ms */
+
+/* Check the phases of the configuration; fill in default thresholds. */
+static int loom_eager_config_check(loom_engine_t *engine)
+{
+    loom_engine_config_t *config = &engine->config;
+    uint32_t prev = 0;
+    unsigned p;
+
+    if (config->eager_phase_count > LOOM_EAGER_MAX_PHASES) {
+        loom_log(engine, LOOM_LOG_ERROR, "eager rings: %u phases configured, at most %d",
+                 config->eager_phase_count, LOOM_EAGER_MAX_PHASES);
+        return LOOM_ERR_INVALID;
+    }
+    for (p = 0; p < config->eager_phase_count; ++p) {
+        loom_eager_phase_t *phase = &config->eager_phases[p];
+        const char *why = NULL;
+
+        if (0 == phase->threshold) {
+            phase->threshold = phase->slot_size - LOOM_WIRE_SLOT_OVERHEAD;
+        }
+        if (phase->slot_size < LOOM_WIRE_SLOT_MIN || phase->slot_size > LOOM_WIRE_SLOT_MAX ||
+            0 != phase->slot_size % 8) {
+            why = "slot size must be a multiple of 8 from 64 to 1048576";
+        } else if (0 == phase->slot_count || phase->slot_count > LOOM_WIRE_SLOTS_MAX) {
+            why = "slot count must be from 1 to 4095";
+        } else if ((uint64_t)phase->slot_size * phase->slot_count > LOOM_WIRE_RING_MAX) {
+            why = "a ring may have at most 64 MiB";
+        } else if (phase->threshold > phase->slot_size - LOOM_WIRE_SLOT_OVERHEAD) {
+            why = "threshold larger than the slot size less loom's 31 bytes";
+        } else if (phase->threshold <= prev) {
+            why = "thresholds must grow from phase to phase";
+        }
+        if (NULL != why) {
+            loom_log(engine, LOOM_LOG_ERROR, "eager rings: phase %u (%u slots of %u bytes, "
+                     "threshold %u): %s", p + 1, phase->slot_count, phase->slot_size,
+                     phase->threshold, why);
+            return LOOM_ERR_INVALID;
+        }
+        prev = phase->threshold;
+    }
+    return LOOM_OK;
+}
+
+int loom_eager_init(loom_engine_t *engine)
+{
+    size_t ack = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
+
+    engine->eager.box_size = (ack + 63) & ~(size_t)63;
+    if (sizeof(loom_wire_eager_req_t) + loom_key_size(engine) > LOOM_OP_MSG_MAX) {
+        engine->config.eager_phase_count = 0; /* keys too big for a request: no rings */
+    }
+    return loom_eager_config_check(engine);
+}
+
+void loom_eager_fini(loom_engine_t *engine)
+{
+    loom_eager_boxes_free(engine);
+}
+
+/* Can the rail carry a ring?  It needs zero-copy puts from memory loom can
+ * register (or memory that needs none), and the mode must allow it. */
+bool loom_eager_rail_ok(const loom_engine_t *engine, int rail)
+{
+    const loom_rail_t *r = &engine->rails[rail];
+
+    if (LOOM_EAGER_OFF == engine->config.eager_mode || 0 == engine->config.eager_phase_count ||
+        !(r->attr.cap.flags & UCT_IFACE_FLAG_PUT_ZCOPY) ||
+        (r->needs_reg && !(r->md_attr.cap.flags & UCT_MD_FLAG_REG))) {
+        return false;
+    }
+    return LOOM_EAGER_ON == engine->config.eager_mode || 0 != strcmp(r->info.tl_name, "tcp");
+}
+
+/* The smallest phase whose ring takes a message of length bytes; 0 if none does. */
+unsigned loom_eager_phase_for(const loom_engine_t *engine, size_t length)
+{
+    unsigned p;
+
+    for (p = 0; p < engine->config.eager_phase_count; ++p) {
+        if (length <= engine->config.eager_phases[p].threshold) {
+            return p + 1;
+        }
+    }
+    return 0;
+}
+
+int loom_eager_mem_alloc(loom_engine_t *engine, loom_eager_mem_t *mem, uint32_t slot_size,
+                         uint32_t slot_count)
+{
+    size_t bytes = (size_t)slot_size * slot_count;
+    int rc;
+
+    if (0 != posix_memalign((void **)&mem->buf, 64, bytes)) {
+        mem->buf = NULL;
+        return LOOM_ERR_NOMEM;
+    }
+    memset(mem->buf, 0, bytes);
+    rc = loom_mem_register(engine, mem->buf, bytes, &mem->region);
+    if (LOOM_OK != rc) {
+        free(mem->buf);
+        mem->buf = NULL;
+        return rc;
+    }
+    mem->slot_size  = slot_size;
+    mem->slot_count = slot_count;
+    engine->eager.stats.registered_bytes += bytes;
+    if (engine->eager.stats.registered_bytes > engine->eager.stats.registered_max) {
+        engine->eager.stats.registered_max = engine->eager.stats.registered_bytes;
+    }
+    return LOOM_OK;
+}
+
+void loom_eager_mem_free(loom_engine_t *engine, loom_eager_mem_t *mem)
+{
+    if (NULL == mem->buf) {
+        return;
+    }
+    engine->eager.stats.registered_bytes -= (size_t)mem->slot_size * mem->slot_count;
+    loom_mem_deregister(mem->region);
+    free(mem->buf);
+    memset(mem, 0, sizeof(*mem));
+}
+
+static size_t loom_eager_mem_bytes(const loom_eager_mem_t *mem)
+{
+    return (size_t)mem->slot_size * mem->slot_count;
+}
+
+size_t loom_eager_peer_bytes(const loom_peer_t *peer)
+{
+    return loom_eager_mem_bytes(&peer->eager.tx.mem) + loom_eager_mem_bytes(&peer->eager.rx.mem);
+}
+
+void loom_eager_count_peer(loom_peer_t *peer)
+{
+    loom_eager_stats_t *stats = &peer->engine->eager.stats;
+    size_t bytes = loom_eager_peer_bytes(peer);
+
+    if (bytes > stats->peer_bytes_max) {
+        stats->peer_bytes_max = bytes;
+    }
+}
+
+void loom_eager_peer_init(loom_peer_t *peer)
+{
+    memset(&peer->eager, 0, sizeof(peer->eager));
+    peer->eager.tx.rail = -1;
+    ++peer->engine->eager.stats.rings[0];
+}
+
+/* Put the peer on the list progress polls. */
+void loom_eager_activate(loom_peer_t *peer)
+{
+    if (!peer->eager.active) {
+        peer->eager.active = true;
+        ucs_list_add_tail(&peer->engine->eager.active, &peer->eager.link);
+    }
+}
+
+static bool loom_eager_idle(const loom_peer_t *peer)
+{
+    const loom_eager_peer_t *e = &peer->eager;
+
+    return 0 == e->tx.phase && !e->tx.pending && NULL == e->tx.box && 0 == e->tx.busy &&
+           0 == e->rx.phase && NULL == e->rx.held_head && 0 == e->rx.req_len &&
+           0 == e->rx.credits_owed;
+}
+
+/* After its endpoints are gone: nothing can land in its memory any more. */
+void loom_eager_peer_fini(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+
+    loom_eager_held_t *held;
+
+    peer->eager.tx.busy = 0; /* no completion comes for a destroyed endpoint */
+    loom_eager_tx_drop(peer);
+    loom_eager_rx_drop(peer);
+    --engine->eager.stats.rings[0];
+    while (NULL != (held = peer->eager.rx.held_head)) {
+        peer->eager.rx.held_head = held->next;
+        free(held);
+    }
+    peer->eager.rx.held_tail  = NULL;
+    peer->eager.rx.held_count = 0;
+    if (NULL != peer->eager.tx.box) {
+        loom_eager_box_put(engine, peer->eager.tx.box);
+        peer->eager.tx.box = NULL;
+    }
+    if (peer->eager.active) {
+        ucs_list_del(&peer->eager.link);
+        peer->eager.active = false;
+    }
+}
+
+/* The rail carrying the peer's rings failed: messages go by AM from now on.
+ * Ring messages in flight on it are lost like its AMs (see README). */
+void loom_eager_rail_failed(loom_peer_t *peer, int rail)
+{
+    if (peer->eager.tx.rail == rail) {
+        loom_log(peer->engine, LOOM_LOG_INFO, "eager ring to peer %#llx off: its rail failed",
+                 (unsigned long long)peer->name);
+        peer->eager.tx.disabled = true;
+        loom_eager_tx_drop(peer);
+    }
+    if (0 != peer->eager.rx.phase && rail == peer->eager.rx.rail) {
+        loom_eager_rx_drop(peer);
+    }
+}
+
+/* Go down: to the phase the last window's messages needed (idle), or one
+ * phase (memory budget). */
+static void loom_eager_shrink_idle(loom_peer_t *peer, uint64_t now)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint64_t idle = (uint64_t)peer->engine->config.eager_idle_ms * 1000000ull;
+    unsigned target;
+
+    if (0 == idle || 0 == tx->phase || tx->pending || now - tx->window_start < idle) {
+        return;
+    }
+    target = (0 == tx->window_max) ? 0 : loom_eager_phase_for(peer->engine, tx->window_max);
+    if (0 == target && tx->window_max > 0) {
+        target = tx->phase; /* its messages were all too big for any ring */
+    }
+    tx->window_start = now;
+    tx->window_max   = 0;
+    if (target < tx->phase) {
+        loom_log(peer->engine, LOOM_LOG_DEBUG, "eager ring to peer %#llx idle: phase %u -> %u",
+                 (unsigned long long)peer->name, tx->phase, target);
+        (void)loom_eager_tx_request(peer, target);
+    }
+}
+
+/* Make room: the least recently used ring (ours to send, or one a peer
+ * writes into here), other than the one of peer in direction tx, goes
+ * down a phase.  The sender's side does it; for a ring of ours we ask. */
+static void loom_eager_evict(loom_engine_t *engine, const loom_peer_t *except, bool except_tx)
+{
+    loom_peer_t *oldest_tx = NULL, *oldest_rx = NULL;
+    loom_eager_peer_t *e;
+
+    ucs_list_for_each(e, &engine->eager.active, link) {
+        loom_peer_t *peer = loom_container_of(e, loom_peer_t, eager);
+        if (e->tx.phase > 0 && !e->tx.pending && !(peer == except && except_tx) &&
+            (NULL == oldest_tx || e->tx.last_use < oldest_tx->eager.tx.last_use)) {
+            oldest_tx = peer;
+        }
+        if (e->rx.phase > 0 && !e->rx.hinted && !(peer == except && !except_tx) &&
+            (NULL == oldest_rx || e->rx.last_use < oldest_rx->eager.rx.last_use)) {
+            oldest_rx = peer;
+        }
+    }
+    if (NULL != oldest_rx &&
+        (NULL == oldest_tx || oldest_rx->eager.rx.last_use < oldest_tx->eager.tx.last_use)) {
+        loom_log(engine, LOOM_LOG_DEBUG, "eager budget: asking peer %#llx to shrink its ring",
+                 (unsigned long long)oldest_rx->name);
+        loom_eager_rx_hint(oldest_rx, oldest_rx->eager.rx.phase - 1);
+    } else if (NULL != oldest_tx) {
+        loom_log(engine, LOOM_LOG_DEBUG, "eager budget: shrinking the ring to peer %#llx",
+                 (unsigned long long)oldest_tx->name);
+        (void)loom_eager_tx_request(oldest_tx, oldest_tx->eager.tx.phase - 1);
+    }
+}
+
+/* May a ring of peer (direction tx) grow from remove to add bytes?  If the
+ * budget says no, the least recently used other ring is made smaller, so
+ * that a later try may succeed. */
+bool loom_eager_budget_room(loom_peer_t *peer, bool tx, size_t add, size_t remove)
+{
+    loom_engine_t *engine = peer->engine;
+    size_t budget = engine->config.eager_budget;
+
+    if (0 == budget || add <= remove ||
+        engine->eager.stats.registered_bytes - remove + add <= budget) {
+        return true;
+    }
+    loom_eager_evict(engine, peer, tx);
+    return false;
+}
+
+int loom_eager_progress(loom_engine_t *engine)
+{
+    loom_eager_engine_t *eager = &engine->eager;
+    loom_eager_peer_t *e, *tmp;
+    uint64_t now;
+    bool check;
+    int count = 0;
+
+    if (ucs_list_is_empty(&eager->active)) {
+        return 0;
+    }
+    now   = loom_now_ns();
+    check = now >= eager->next_check;
+    if (check) {
+        eager->next_check = now + LOOM_EAGER_CHECK_NS;
+    }
+    ucs_list_for_each_safe(e, tmp, &eager->active, link) {
+        loom_peer_t *peer = loom_container_of(e, loom_peer_t, eager);
+
+        count += loom_eager_rx_poll(peer);
+        if (e->tx.pending || NULL != e->tx.box) {
+            loom_eager_tx_poll(peer, now);
+        }
+        if (check) {
+            loom_eager_shrink_idle(peer, now);
+        }
+        if (loom_eager_idle(peer)) {
+            ucs_list_del(&e->link);
+            e->active = false;
+        }
+    }
+    if (check && 0 != engine->config.eager_budget &&
+        eager->stats.registered_bytes > engine->config.eager_budget) {
+        loom_eager_evict(engine, NULL, false);
+    }
+    return count;
+}
+
+/* ---- public accessors ---------------------------------------------------------- */
+
+const loom_eager_stats_t *loom_engine_eager_stats(const loom_engine_t *engine)
+{
+    return &engine->eager.stats;
+}
+
+unsigned loom_eager_tx_phase(const loom_peer_t *peer)
+{
+    return peer->eager.tx.phase;
+}
+
+unsigned loom_eager_rx_phase(const loom_peer_t *peer)
+{
+    return peer->eager.rx.phase;
+}
+
+int loom_eager_request(loom_peer_t *peer, unsigned phase)
+{
+    if (phase > peer->engine->config.eager_phase_count) {
+        return LOOM_ERR_INVALID;
+    }
+    return loom_eager_tx_request(peer, phase);
+}
+
+size_t loom_eager_fit(loom_peer_t *peer, size_t reserve, const struct iovec *elems, int count)
+{
+    const loom_eager_tx_t *tx = &peer->eager.tx;
+    size_t threshold, sum = reserve, total = reserve;
+    int i;
+
+    for (i = 0; i < count; ++i) {
+        total += elems[i].iov_len;
+    }
+    if (0 == tx->phase || tx->pending) {
+        return total - reserve;
+    }
+    threshold = peer->engine->config.eager_phases[tx->phase - 1].threshold;
+    for (i = 0; i < count; ++i) {
+        if (sum + elems[i].iov_len > threshold) {
+            /* the first element decides growth; a later one waits for the next call */
+            return (0 == i) ? total - reserve : sum - reserve;
+        }
+        sum += elems[i].iov_len;
+    }
+    return total - reserve;
+}

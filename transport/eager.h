@@ -1,0 +1,184 @@
+/*
+ * Eager RDMA rings, private to the engine.
+ *
+ * Per peer and direction: the receiver owns a registered ring of slots that
+ * the sender RDMA-writes messages into; the sender owns registered send
+ * slots of the same geometry.  Phase 0 has no ring (messages go by active
+ * message); the sender asks for a bigger ring when a message does not fit
+ * (loom_wire_eager_req_t), the receiver drains and replaces its ring and
+ * RDMA-writes an acknowledgement (loom_wire_eager_ack_t) into a box of the
+ * sender's, which the sender takes only once its head and tail flags both
+ * arrived.  Rings shrink the same way when idle or over the memory budget.
+ *
+ * Order: every message of a direction, by ring or by AM, carries how many
+ * of the other kind the sender issued before it; the receiver delivers in
+ * that order (both kinds travel on one endpoint, which keeps their order).
+ */
+#ifndef LOOM_EAGER_H
+#define LOOM_EAGER_H
+
+#include "loom/transport.h"
+#include "loom/wire.h"
+
+#include <ucs/datastruct/list.h>
+#include <uct/api/uct.h>
+
+struct loom_peer;
+struct loom_engine;
+
+/* A cell of the engine's registered control area: a box the ack of one of
+ * our requests lands in, or the source of an ack we write. */
+typedef struct loom_eager_box {
+    struct loom_eager_box *next_free;
+    struct loom_eager_chunk *chunk;
+    uint8_t          *mem;
+    uct_completion_t  comp;      /* an ack written from here */
+    uct_rkey_bundle_t rkey;      /* ... and the requester's key for it */
+    int               rkey_rail; /* -1: no rkey held */
+} loom_eager_box_t;
+
+#define LOOM_EAGER_BOXES_PER_CHUNK 32
+typedef struct loom_eager_chunk {
+    struct loom_eager_chunk *next;
+    loom_region_t    *region;
+    uint8_t          *mem;
+    loom_eager_box_t  boxes[LOOM_EAGER_BOXES_PER_CHUNK];
+} loom_eager_chunk_t;
+
+/* Registered slots: a receive ring, or a sender's send slots. */
+typedef struct loom_eager_mem {
+    uint8_t       *buf;
+    loom_region_t *region;
+    uint32_t       slot_size;
+    uint32_t       slot_count;
+} loom_eager_mem_t;
+
+typedef struct loom_eager_txslot {
+    uct_completion_t comp;
+    struct loom_eager_tx *tx;
+    bool             busy;      /* its put has not completed locally */
+} loom_eager_txslot_t;
+
+/* Sending side of a direction. */
+typedef struct loom_eager_tx {
+    unsigned          phase;      /* ring in use, 0: none */
+    unsigned          want;       /* phase asked for (while pending) */
+    bool              pending;    /* a request awaits its ack */
+    bool              disabled;   /* the ring's rail failed: messages by AM */
+    uint32_t          req_seq;
+    uint64_t          req_time;
+    uint64_t          retry_after; /* no request before (after timeout or refusal) */
+    loom_eager_box_t *box;        /* where the ack lands */
+    int               rail;       /* the ring's rail */
+    uint8_t           gen;        /* generation of the receiver's ring */
+    loom_eager_mem_t  mem;        /* our send slots */
+    loom_eager_txslot_t *slots;
+    unsigned          busy;       /* send slots with a put in flight */
+    uint32_t          slot;       /* next slot to write */
+    uint32_t          credits;    /* slots of the receiver's ring free */
+    uint64_t          remote_addr;
+    uct_rkey_bundle_t rkey;
+    bool              rkey_valid;
+    uint32_t          ring_sent;  /* messages written into rings, ever */
+    uint32_t          am_sent;    /* messages sent by AM, ever */
+    unsigned long     msgs;       /* messages to the peer, for msgs_before_ring */
+    uint64_t          last_use;
+    uint64_t          window_start; /* idle shrink: since when ... */
+    size_t            window_max;   /* ... the largest message was this */
+} loom_eager_tx_t;
+
+/* A message that came by AM before the ring messages it must follow. */
+typedef struct loom_eager_held {
+    struct loom_eager_held *next;
+    uint32_t ring_before;
+    uint8_t  tag;
+    size_t   length;
+    uint8_t  data[];
+} loom_eager_held_t;
+
+/* Receiving side of a direction. */
+typedef struct loom_eager_rx {
+    unsigned          phase;
+    int               rail;       /* the rail the sender's requests come by */
+    uint8_t           gen;
+    loom_eager_mem_t  mem;        /* the ring */
+    uint32_t          slot;       /* next slot to read */
+    uint32_t          ring_recv;  /* ring messages delivered, ever */
+    uint32_t          am_recv;    /* AM messages delivered, ever */
+    uint32_t          credits_owed; /* slots consumed, not yet returned */
+    uint64_t          last_use;
+    bool              hinted;     /* asked the sender to shrink; not answered yet */
+    size_t            req_len;    /* a request waiting for the ring to drain */
+    uint8_t           req[LOOM_OP_MSG_MAX];
+    loom_eager_held_t *held_head;
+    loom_eager_held_t *held_tail;
+    unsigned          held_count;
+} loom_eager_rx_t;
+
+/* Per peer. */
+typedef struct loom_eager_peer {
+    loom_eager_tx_t  tx;
+    loom_eager_rx_t  rx;
+    ucs_list_link_t  link;        /* on engine->eager.active */
+    bool             active;
+} loom_eager_peer_t;
+
+/* Per engine. */
+typedef struct loom_eager_engine {
+    loom_eager_stats_t stats;
+    loom_eager_chunk_t *chunks;
+    loom_eager_box_t  *free_boxes;
+    size_t             box_size;
+    ucs_list_link_t    active;    /* peers with a ring or a request */
+    uint64_t           next_check;
+} loom_eager_engine_t;
+
+/* eager.c: policy, set-up, progress */
+int    loom_eager_init(struct loom_engine *engine);
+void   loom_eager_fini(struct loom_engine *engine);
+void   loom_eager_peer_init(struct loom_peer *peer);
+void   loom_eager_peer_fini(struct loom_peer *peer);
+void   loom_eager_rail_failed(struct loom_peer *peer, int rail);
+int    loom_eager_progress(struct loom_engine *engine);
+void   loom_eager_activate(struct loom_peer *peer);
+bool   loom_eager_rail_ok(const struct loom_engine *engine, int rail);
+unsigned loom_eager_phase_for(const struct loom_engine *engine, size_t length);
+int    loom_eager_mem_alloc(struct loom_engine *engine, loom_eager_mem_t *mem,
+                            uint32_t slot_size, uint32_t slot_count);
+void   loom_eager_mem_free(struct loom_engine *engine, loom_eager_mem_t *mem);
+void   loom_eager_count_peer(struct loom_peer *peer);
+bool   loom_eager_budget_room(struct loom_peer *peer, bool tx, size_t add, size_t remove);
+static inline uint32_t loom_eager_flag(uint32_t seq)
+{
+    return seq % 0xfffffffeu + 1u; /* never 0: a zeroed slot holds no flag */
+}
+
+/* eager_box.c: the registered control area */
+loom_eager_box_t *loom_eager_box_get(struct loom_engine *engine);
+void   loom_eager_box_put(struct loom_engine *engine, loom_eager_box_t *box);
+uct_mem_h loom_eager_box_memh(const loom_eager_box_t *box, int rail);
+int    loom_eager_box_key(const loom_eager_box_t *box, void *buf, size_t size);
+void   loom_eager_boxes_free(struct loom_engine *engine);
+
+/* eager_tx.c: the sending side */
+int    loom_eager_send(struct loom_peer *peer, uint8_t tag, const struct iovec *iov,
+                       int iovcnt, size_t length);
+void   loom_eager_am_stamp(struct loom_peer *peer, loom_wire_send_t *hdr);
+void   loom_eager_am_result(struct loom_peer *peer, const loom_wire_send_t *hdr, bool sent);
+void   loom_eager_req_stamp(struct loom_peer *peer, void *msg);
+int    loom_eager_tx_request(struct loom_peer *peer, unsigned phase);
+void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
+void   loom_eager_tx_credits(struct loom_peer *peer, uint16_t credits);
+void   loom_eager_tx_drop(struct loom_peer *peer);
+ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags);
+
+/* eager_rx.c: the receiving side */
+ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags);
+void   loom_eager_rx_am(struct loom_engine *engine, const loom_wire_send_t *hdr,
+                        const void *payload, size_t length);
+int    loom_eager_rx_poll(struct loom_peer *peer);
+uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
+void   loom_eager_rx_drop(struct loom_peer *peer);
+void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
+
+#endif

@@ -1,0 +1,482 @@
+/*
+ * Eager rings, receiving side of a direction: poll the ring, deliver ring
+ * and AM messages in the order they were sent, return credits, and serve
+ * the sender's requests for another phase: drain the old ring, replace it,
+ * and RDMA-write the acknowledgement into the sender's box.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* a is after b, in the wrapping counters of a direction */
+static inline bool loom_seq_after(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+
+uint16_t loom_eager_rx_credits_take(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    uint32_t count = rx->credits_owed;
+
+    if (0 == count || 0 == rx->phase) {
+        return 0;
+    }
+    if (count > LOOM_WIRE_SLOTS_MAX) {
+        count = LOOM_WIRE_SLOTS_MAX;
+    }
+    rx->credits_owed -= count;
+    return LOOM_WIRE_CREDITS(rx->gen, count);
+}
+
+void loom_eager_rx_drop(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+
+    if (0 != rx->phase) {
+        --peer->engine->eager.stats.rings[rx->phase];
+        ++peer->engine->eager.stats.rings[0];
+    }
+    loom_eager_mem_free(peer->engine, &rx->mem);
+    rx->phase        = 0;
+    rx->slot         = 0;
+    rx->credits_owed = 0;
+}
+
+static void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint64_t sender,
+                                 const char *why)
+{
+    ++engine->eager.stats.refused;
+    ++rail->stats.refused;
+    loom_log(engine, LOOM_LOG_WARN, "rail %s:%s: refused an eager ring message from "
+             "%#llx: %s", rail->info.tl_name, rail->info.dev_name,
+             (unsigned long long)sender, why);
+}
+
+/* ---- delivery in order ------------------------------------------------------- */
+
+static void loom_eager_deliver(loom_peer_t *peer, uint8_t tag, const void *data,
+                               size_t length)
+{
+    loom_engine_t *engine = peer->engine;
+
+    engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
+}
+
+/* The next slot: 1 when it arrived whole (*hdr_p, *length_p set), 0 while
+ * it has not, -1 when its tail flag came with a length no slot can hold. */
+static int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size_t *length_p)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
+    const volatile loom_wire_slot_foot_t *foot = (const void *)(end - sizeof(*foot));
+    uint32_t flag = loom_le32(loom_eager_flag(rx->ring_recv));
+    volatile loom_wire_slot_t *hdr;
+    size_t length;
+
+    if (foot->tail != flag) {
+        return 0;
+    }
+    length = loom_from_le32(foot->length);
+    if (LOOM_WIRE_SLOT_BYTES(length) > rx->mem.slot_size) {
+        return -1;
+    }
+    hdr = (volatile void *)(end - LOOM_WIRE_SLOT_BYTES(length));
+    if (hdr->head != flag) {
+        return 0; /* the tail arrived before the head */
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    *length_p = length;
+    *hdr_p    = (loom_wire_slot_t *)hdr;
+    return 1;
+}
+
+/* Done with the current slot: zero both flags so the next lap cannot
+ * mistake them, and move on. */
+static void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
+
+    if (NULL != hdr) {
+        hdr->head = 0;
+    }
+    memset(end - sizeof(loom_wire_slot_foot_t), 0, sizeof(loom_wire_slot_foot_t));
+    rx->slot = (rx->slot + 1) % rx->mem.slot_count;
+    ++rx->ring_recv;
+    ++rx->credits_owed;
+}
+
+/* Deliver what may go now, in the sender's order; returns how many. */
+static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_stats_t *stats = &peer->engine->eager.stats;
+    loom_eager_held_t *held;
+    loom_wire_slot_t *hdr = NULL;
+    size_t length = 0;
+    int count = 0, ready;
+
+    for (;;) {
+        held = rx->held_head;
+        if (NULL != held && (0 == rx->phase || !loom_seq_after(held->ring_before, rx->ring_recv))) {
+            rx->held_head = held->next;
+            if (NULL == rx->held_head) {
+                rx->held_tail = NULL;
+            }
+            --rx->held_count;
+            if (0 == rx->phase) {
+                rx->ring_recv = held->ring_before; /* no ring: nothing to wait for */
+            }
+            ++rx->am_recv;
+            loom_eager_deliver(peer, held->tag, held->data, held->length);
+            free(held);
+            ++count;
+            continue;
+        }
+        if (0 == rx->phase || 0 == (ready = loom_eager_rx_ready(peer, &hdr, &length))) {
+            break;
+        }
+        if (ready < 0) {
+            loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name,
+                                 "ring slot with a length larger than the slot; dropped");
+            loom_eager_rx_consume(peer, NULL);
+            continue;
+        }
+        if (loom_seq_after(loom_from_le32(hdr->am_before), rx->am_recv)) {
+            break; /* an AM sent before it has not been delivered yet */
+        }
+        if (hdr->gen != rx->gen) {
+            loom_log(peer->engine, LOOM_LOG_WARN, "eager ring of peer %#llx: a message for "
+                     "ring generation %u in generation %u; delivered",
+                     (unsigned long long)peer->name, hdr->gen, rx->gen);
+        }
+        loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
+        loom_eager_deliver(peer, hdr->tag, hdr + 1, length);
+        loom_eager_rx_consume(peer, hdr);
+        ++stats->ring_received;
+        ++peer->engine->rails[rx->rail].stats.messages_received;
+        peer->engine->rails[rx->rail].stats.bytes_received += length;
+        ++count;
+    }
+    return count;
+}
+
+/* An upper-layer message came by AM: deliver it now if every ring message
+ * sent before it was delivered, else keep a copy until they are. */
+void loom_eager_rx_am(loom_engine_t *engine, const loom_wire_send_t *hdr, const void *payload,
+                      size_t length)
+{
+    loom_peer_t *peer = loom_peer_lookup(engine, loom_from_le64(hdr->sender));
+    loom_eager_rx_t *rx;
+    loom_eager_held_t *held;
+    uint32_t ring_before = loom_from_le32(hdr->ring_before);
+
+    if (NULL == peer) {
+        /* not connected yet: it cannot have a ring here */
+        engine->config.recv_cb(engine->config.cb_ctx, hdr->hdr.tag, payload, length);
+        return;
+    }
+    rx = &peer->eager.rx;
+    loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
+    if (0 != rx->phase && NULL == rx->held_head && loom_seq_after(ring_before, rx->ring_recv)) {
+        loom_eager_rx_deliver_ready(peer); /* ring messages sent before it */
+    }
+    if (NULL == rx->held_head &&
+        (0 == rx->phase || !loom_seq_after(ring_before, rx->ring_recv))) {
+        if (0 == rx->phase) {
+            rx->ring_recv = ring_before;
+        }
+        ++rx->am_recv;
+        loom_eager_deliver(peer, hdr->hdr.tag, payload, length);
+        return;
+    }
+    held = malloc(sizeof(*held) + length);
+    if (NULL == held) {
+        loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping a message of peer %#llx "
+                 "until the ring messages before it arrived; delivered early",
+                 (unsigned long long)peer->name);
+        ++rx->am_recv;
+        loom_eager_deliver(peer, hdr->hdr.tag, payload, length);
+        return;
+    }
+    held->next        = NULL;
+    held->ring_before = ring_before;
+    held->tag         = hdr->hdr.tag;
+    held->length      = length;
+    memcpy(held->data, payload, length);
+    if (NULL == rx->held_tail) {
+        rx->held_head = held;
+    } else {
+        rx->held_tail->next = held;
+    }
+    rx->held_tail = held;
+    ++rx->held_count;
+    loom_eager_activate(peer);
+}
+
+/* ---- requests ------------------------------------------------------------------- */
+
+/* What is wrong with a request, or NULL; *key_p set when its box key is usable. */
+static const char *loom_eager_req_check(loom_peer_t *peer, const loom_wire_eager_req_t *req,
+                                        const uint8_t *key, size_t length,
+                                        const loom_wire_key_t **key_p)
+{
+    loom_engine_t *engine = peer->engine;
+    uint32_t size = loom_from_le32(req->slot_size), count = loom_from_le32(req->slot_count);
+    size_t key_len = loom_from_le32(req->key_length);
+    uint64_t box = loom_from_le64(req->box_addr), base, len;
+    uint64_t ack_bytes = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
+
+    *key_p = NULL;
+    if (key_len != loom_key_size(engine) || length != sizeof(*req) + key_len ||
+        LOOM_OK != loom_key_parse(engine, key, key_len, key_p)) {
+        *key_p = NULL;
+        return "malformed box key";
+    }
+    if (loom_from_le32((*key_p)->epoch) != peer->epoch) {
+        *key_p = NULL;
+        return "box key of an earlier incarnation of the peer";
+    }
+    base = loom_from_le64((*key_p)->base);
+    len  = loom_from_le64((*key_p)->length);
+    if (box < base || ack_bytes > len || box - base > len - ack_bytes) {
+        *key_p = NULL;
+        return "box outside the region its key names";
+    }
+    if (req->phase > LOOM_EAGER_MAX_PHASES) {
+        return "phase out of range";
+    }
+    if (0 == req->phase) {
+        return (0 == size && 0 == count) ? NULL : "phase 0 with a ring size";
+    }
+    if (size < LOOM_WIRE_SLOT_MIN || size > LOOM_WIRE_SLOT_MAX || 0 != size % 8) {
+        return "slot size out of range";
+    }
+    if (0 == count || count > LOOM_WIRE_SLOTS_MAX || (uint64_t)size * count > LOOM_WIRE_RING_MAX) {
+        return "slot count out of range";
+    }
+    if (!loom_eager_rail_ok(engine, peer->eager.rx.rail)) {
+        return "eager rings are off on this rail here";
+    }
+    return NULL;
+}
+
+/* Replace the ring by the one asked for, or keep it (budget, failure). */
+static int loom_eager_rx_provision(loom_peer_t *peer, const loom_wire_eager_req_t *req)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    uint32_t size = loom_from_le32(req->slot_size), count = loom_from_le32(req->slot_count);
+    size_t now_bytes = (size_t)rx->mem.slot_size * rx->mem.slot_count;
+    size_t new_bytes = (size_t)size * count;
+    loom_eager_mem_t ring;
+    int rc;
+
+    if (!loom_eager_budget_room(peer, false, new_bytes, now_bytes)) {
+        return LOOM_WIRE_EAGER_BUDGET;
+    }
+    if (0 != req->phase) {
+        rc = loom_eager_mem_alloc(engine, &ring, size, count);
+        if (LOOM_OK != rc) {
+            loom_log(engine, LOOM_LOG_WARN, "eager ring for peer %#llx: cannot register %zu "
+                     "bytes: %s", (unsigned long long)peer->name, new_bytes, loom_strerror(rc));
+            return LOOM_WIRE_EAGER_BUDGET; /* the ring stays as it was */
+        }
+    }
+    loom_eager_rx_drop(peer);
+    ++rx->gen;
+    if (0 == req->phase) {
+        return LOOM_WIRE_EAGER_OK;
+    }
+    rx->mem   = ring;
+    rx->phase = req->phase;
+    --engine->eager.stats.rings[0];
+    ++engine->eager.stats.rings[rx->phase];
+    rx->last_use = loom_now_ns();
+    rx->hinted   = false;
+    loom_eager_count_peer(peer);
+    return LOOM_WIRE_EAGER_OK;
+}
+
+static void loom_eager_ack_done(uct_completion_t *self)
+{
+    loom_eager_box_t *box = loom_container_of(self, loom_eager_box_t, comp);
+
+    loom_eager_box_put(box->chunk->region->engine, box);
+}
+
+/* RDMA-write the ack into the requester's box. */
+static void loom_eager_rx_ack(loom_peer_t *peer, const loom_wire_eager_req_t *req,
+                              const loom_wire_key_t *box_key, int status)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    size_t key_len = loom_key_size(engine), bytes = LOOM_WIRE_ACK_BYTES(key_len);
+    int rail = rx->rail;
+    loom_wire_eager_ack_t ack;
+    loom_eager_box_t *box;
+    ucs_status_t st;
+    uct_iov_t uiov;
+
+    box = loom_eager_box_get(engine);
+    if (NULL == box) {
+        return; /* the sender times out and sends by AM */
+    }
+    memset(&ack, 0, sizeof(ack));
+    ack.head       = req->req_seq;
+    ack.version    = LOOM_WIRE_VERSION;
+    ack.status     = (uint8_t)status;
+    ack.phase      = (LOOM_WIRE_EAGER_OK == status) ? req->phase : (uint8_t)rx->phase;
+    ack.gen        = rx->gen;
+    ack.slot_size  = loom_le32(rx->mem.slot_size);
+    ack.slot_count = loom_le32(rx->mem.slot_count);
+    ack.ring_addr  = loom_le64((uint64_t)(uintptr_t)rx->mem.buf);
+    ack.key_length = loom_le32((uint32_t)key_len);
+    memcpy(box->mem, &ack, sizeof(ack));
+    if (NULL != rx->mem.region) {
+        (void)loom_key_pack(rx->mem.region, box->mem + sizeof(ack), key_len);
+    }
+    memcpy(box->mem + bytes - sizeof(uint32_t), &req->req_seq, sizeof(uint32_t));
+
+    if (LOOM_OK != loom_key_rkey(engine, box_key, rail, &box->rkey)) {
+        loom_eager_box_put(engine, box);
+        return;
+    }
+    box->rkey_rail  = rail;
+    uiov.buffer     = box->mem;
+    uiov.length     = bytes;
+    uiov.memh       = loom_eager_box_memh(box, rail);
+    uiov.stride     = 0;
+    uiov.count      = 1;
+    box->comp.func   = loom_eager_ack_done;
+    box->comp.count  = 1;
+    box->comp.status = UCS_OK;
+    st = uct_ep_put_zcopy(peer->rails[rail].ep, &uiov, 1, loom_from_le64(req->box_addr),
+                          box->rkey.rkey, &box->comp);
+    if (UCS_INPROGRESS != st) {
+        if (UCS_OK != st) {
+            loom_log(engine, LOOM_LOG_WARN, "eager ring for peer %#llx: cannot write the "
+                     "acknowledgement: %s", (unsigned long long)peer->name,
+                     ucs_status_string(st));
+        }
+        loom_eager_box_put(engine, box);
+    }
+}
+
+/* Serve the waiting request once the old ring is drained. */
+static void loom_eager_rx_serve(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_wire_eager_req_t req;
+    const loom_wire_key_t *box_key;
+    const char *why;
+    int status;
+
+    memcpy(&req, rx->req, sizeof(req));
+    if (0 != rx->phase) {
+        loom_eager_rx_deliver_ready(peer);
+        if (loom_seq_after(loom_from_le32(req.ring_before), rx->ring_recv) ||
+            NULL != rx->held_head) {
+            return; /* ring messages sent before the request are still coming */
+        }
+    }
+    rx->ring_recv = loom_from_le32(req.ring_before);
+    why = loom_eager_req_check(peer, &req, rx->req + sizeof(req), rx->req_len, &box_key);
+    if (NULL != why) {
+        loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name, why);
+        status = LOOM_WIRE_EAGER_REFUSED;
+    } else {
+        status = loom_eager_rx_provision(peer, &req);
+    }
+    rx->req_len = 0;
+    loom_log(peer->engine, LOOM_LOG_DEBUG, "eager ring of peer %#llx: request %u for phase "
+             "%u answered with status %d, phase %u now", (unsigned long long)peer->name,
+             loom_from_le32(req.req_seq), req.phase, status, rx->phase);
+    if (NULL != box_key) {
+        loom_eager_rx_ack(peer, &req, box_key, status);
+    }
+}
+
+ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_engine_t *engine = rail->engine;
+    loom_wire_eager_req_t req;
+    loom_peer_t *peer;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_EAGER_REQ, sizeof(req))) {
+        ++engine->eager.stats.refused;
+        return UCS_OK;
+    }
+    memcpy(&req, data, sizeof(req));
+    peer = loom_peer_lookup(engine, loom_from_le64(req.sender));
+    if (NULL == peer) {
+        loom_eager_rx_refuse(engine, rail, loom_from_le64(req.sender),
+                             "ring request of a process not connected");
+        return UCS_OK;
+    }
+    if (length > sizeof(peer->eager.rx.req)) {
+        loom_eager_rx_refuse(engine, rail, peer->name, "ring request too long");
+        return UCS_OK;
+    }
+    if (0 != peer->eager.rx.phase && rail->index != peer->eager.rx.rail) {
+        loom_eager_rx_drop(peer); /* the sender moved to another rail: the old one failed */
+    }
+    /* Every AM sent before the request has arrived (one endpoint keeps the
+     * order), delivered or held: this is how many were delivered. */
+    peer->eager.rx.am_recv = loom_from_le32(req.am_before) - peer->eager.rx.held_count;
+    /* a newer request supersedes one still waiting: it was sent later */
+    memcpy(peer->eager.rx.req, data, length);
+    peer->eager.rx.req_len = length;
+    peer->eager.rx.rail    = rail->index;
+    loom_eager_activate(peer);
+    loom_eager_rx_serve(peer);
+    return UCS_OK;
+}
+
+/* Over the budget: ask the sender to go down to phase. */
+void loom_eager_rx_hint(loom_peer_t *peer, unsigned phase)
+{
+    loom_wire_eager_note_t note;
+
+    memset(&note, 0, sizeof(note));
+    loom_wire_hdr_fill(&note.hdr, LOOM_WIRE_EAGER_NOTE, 0, sizeof(note));
+    note.sender    = loom_le64(peer->engine->config.name);
+    note.credits   = loom_le16(loom_eager_rx_credits_take(peer));
+    note.shrink_to = (uint8_t)phase;
+    if (LOOM_OK == loom_ctrl_send(peer, peer->eager.rx.rail, &note, sizeof(note))) {
+        peer->eager.rx.hinted = true;
+    }
+}
+
+/* ---- progress --------------------------------------------------------------------- */
+
+int loom_eager_rx_poll(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_wire_eager_note_t note;
+    int count;
+
+    count = loom_eager_rx_deliver_ready(peer);
+    if (count > 0) {
+        rx->last_use = loom_now_ns();
+    }
+    if (0 != rx->req_len) {
+        loom_eager_rx_serve(peer);
+    }
+    /* credits nobody took along on a message: send them once half the ring waits */
+    if (0 != rx->phase && rx->credits_owed > 0 && rx->credits_owed * 2 >= rx->mem.slot_count) {
+        memset(&note, 0, sizeof(note));
+        loom_wire_hdr_fill(&note.hdr, LOOM_WIRE_EAGER_NOTE, 0, sizeof(note));
+        note.sender    = loom_le64(peer->engine->config.name);
+        note.credits   = loom_le16(loom_eager_rx_credits_take(peer));
+        note.shrink_to = LOOM_WIRE_NO_SHRINK;
+        if (LOOM_OK != loom_ctrl_send(peer, rx->rail, &note, sizeof(note))) {
+            rx->credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(note.credits));
+        }
+    }
+    return count;
+}

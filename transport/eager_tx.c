@@ -1,0 +1,466 @@
+/*
+ * Eager rings, sending side of a direction: choose the ring or an AM for
+ * each message, write ring slots, ask the receiver for another phase and
+ * take its acknowledgement once both of its flags arrived.
+ *
+ * While a request is under way, messages go by AM: AMs always work, so
+ * nothing waits for the round trip, and the order is kept by the counters
+ * every message carries (eager.h).
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void loom_eager_txslot_done(uct_completion_t *self)
+{
+    loom_eager_txslot_t *ts = loom_container_of(self, loom_eager_txslot_t, comp);
+
+    ts->busy = false;
+    --ts->tx->busy;
+}
+
+/* Let go of the ring: our send slots (once no put is in flight from them)
+ * and the receiver's key. */
+void loom_eager_tx_drop(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_tx_t *tx = &peer->eager.tx;
+
+    if (tx->rkey_valid) {
+        uct_rkey_release(engine->rails[tx->rail].component, &tx->rkey);
+        tx->rkey_valid = false;
+    }
+    tx->phase   = 0;
+    tx->credits = 0;
+    if (0 == tx->busy && NULL != tx->slots) {
+        loom_eager_mem_free(engine, &tx->mem);
+        free(tx->slots);
+        tx->slots = NULL;
+    }
+}
+
+/* Copy the message into the end of the next send slot and write it into
+ * the same place of the receiver's slot. */
+static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
+                               int iovcnt, size_t length)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    loom_eager_txslot_t *ts = &tx->slots[tx->slot];
+    size_t bytes = LOOM_WIRE_SLOT_BYTES(length);
+    size_t offset = (size_t)tx->slot * tx->mem.slot_size + tx->mem.slot_size - bytes;
+    uint8_t *msg = tx->mem.buf + offset, *p;
+    uint32_t flag = loom_eager_flag(tx->ring_sent);
+    loom_wire_slot_foot_t foot;
+    loom_wire_slot_t hdr;
+    ucs_status_t status;
+    uct_iov_t uiov;
+    int i;
+
+    if (0 == tx->credits || ts->busy || !peer->rails[tx->rail].usable) {
+        return LOOM_ERR_AGAIN;
+    }
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.head      = loom_le32(flag);
+    hdr.am_before = loom_le32(tx->am_sent);
+    hdr.credits   = loom_le16(loom_eager_rx_credits_take(peer));
+    hdr.tag       = tag;
+    hdr.gen       = tx->gen;
+    foot.length   = loom_le32((uint32_t)length);
+    foot.tail     = loom_le32(flag);
+    memcpy(msg, &hdr, sizeof(hdr));
+    p = msg + sizeof(hdr);
+    for (i = 0; i < iovcnt; ++i) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
+    }
+    memcpy(msg + bytes - sizeof(foot), &foot, sizeof(foot));
+
+    uiov.buffer = msg;
+    uiov.length = bytes;
+    uiov.memh   = tx->mem.region->memh[tx->rail];
+    uiov.stride = 0;
+    uiov.count  = 1;
+    ts->comp.func   = loom_eager_txslot_done;
+    ts->comp.count  = 1;
+    ts->comp.status = UCS_OK;
+    status = uct_ep_put_zcopy(peer->rails[tx->rail].ep, &uiov, 1, tx->remote_addr + offset,
+                              tx->rkey.rkey, &ts->comp);
+    if (UCS_INPROGRESS == status) {
+        ts->busy = true;
+        ++tx->busy;
+    } else if (UCS_OK != status) {
+        /* the credits taken for the header go back with the next message */
+        peer->eager.rx.credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(hdr.credits));
+        if (UCS_ERR_NO_RESOURCE != status) {
+            loom_peer_fail_rail(peer, tx->rail, status);
+        }
+        return LOOM_ERR_AGAIN;
+    }
+    tx->slot = (tx->slot + 1) % tx->mem.slot_count;
+    --tx->credits;
+    ++tx->ring_sent;
+    ++tx->msgs;
+    ++peer->engine->eager.stats.ring_sent;
+    peer->engine->rails[tx->rail].stats.bytes_sent += length;
+    ++peer->engine->rails[tx->rail].stats.messages_sent;
+    return LOOM_OK;
+}
+
+/* The phase to ask for after a message of length bytes, or -1 for none. */
+static int loom_eager_tx_next_phase(loom_peer_t *peer, size_t length)
+{
+    const loom_engine_config_t *config = &peer->engine->config;
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    unsigned need;
+
+    if (config->eager_cycle) {
+        return (int)((tx->phase + 1) % (config->eager_phase_count + 1));
+    }
+    need = loom_eager_phase_for(peer->engine, length);
+    if (0 == tx->phase && tx->msgs + 1 < config->eager_msgs_before_ring) { /* + this one */
+        return -1;
+    }
+    return (need > tx->phase) ? (int)need : -1;
+}
+
+int loom_eager_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                    size_t length)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint64_t now;
+    unsigned need;
+    int rc = LOOM_ERR_AGAIN, next;
+
+    if (tx->disabled || !loom_eager_rail_ok(peer->engine, peer->am_rail)) {
+        return LOOM_ERR_AGAIN;
+    }
+    now = loom_now_ns();
+    tx->last_use = now;
+    if (length > tx->window_max) {
+        tx->window_max = length;
+    }
+    need = loom_eager_phase_for(peer->engine, length);
+    if (tx->phase > 0 && !tx->pending && 0 != need && need <= tx->phase &&
+        tx->rail == peer->am_rail) {
+        rc = loom_eager_tx_write(peer, tag, iov, iovcnt, length);
+    }
+    if (!tx->pending && now >= tx->retry_after &&
+        (next = loom_eager_tx_next_phase(peer, length)) >= 0) {
+        (void)loom_eager_tx_request(peer, (unsigned)next);
+    }
+    return rc;
+}
+
+/* An AM to the peer is leaving: stamp its place among the ring messages and
+ * return the reverse ring's credits with it. */
+void loom_eager_am_stamp(loom_peer_t *peer, loom_wire_send_t *hdr)
+{
+    hdr->sender      = loom_le64(peer->engine->config.name);
+    hdr->ring_before = loom_le32(peer->eager.tx.ring_sent);
+    hdr->credits     = loom_le16(loom_eager_rx_credits_take(peer));
+    hdr->reserved    = 0;
+}
+
+/* It went (counted), or it did not (its credits go with a later one). */
+void loom_eager_am_result(loom_peer_t *peer, const loom_wire_send_t *hdr, bool sent)
+{
+    if (sent) {
+        ++peer->eager.tx.am_sent;
+        ++peer->eager.tx.msgs;
+    } else {
+        peer->eager.rx.credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(hdr->credits));
+    }
+}
+
+/* A request is leaving (loom_op_advance): its counters are those of now. */
+void loom_eager_req_stamp(loom_peer_t *peer, void *msg)
+{
+    loom_wire_eager_req_t *req = msg;
+
+    req->ring_before = loom_le32(peer->eager.tx.ring_sent);
+    req->am_before   = loom_le32(peer->eager.tx.am_sent);
+}
+
+/* Send the request for a ring of this phase (0: none).  From now on until
+ * the ack, nothing more is written into the current ring, so the receiver
+ * can drain it and let it go. */
+static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint8_t msg[LOOM_OP_MSG_MAX];
+    loom_wire_eager_req_t req;
+    size_t key_len = loom_key_size(engine);
+    int rc;
+
+    if (sizeof(req) + key_len > sizeof(msg)) {
+        return LOOM_ERR_INVALID;
+    }
+    if (NULL == tx->box && NULL == (tx->box = loom_eager_box_get(engine))) {
+        return LOOM_ERR_NOMEM;
+    }
+    memset(&req, 0, sizeof(req));
+    tx->req_seq = (0 == tx->req_seq + 1) ? 1 : tx->req_seq + 1;
+    loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_EAGER_REQ, 0, sizeof(req) + key_len);
+    req.sender   = loom_le64(engine->config.name);
+    req.req_seq  = loom_le32(tx->req_seq);
+    req.phase    = (uint8_t)phase;
+    if (phase > 0) {
+        req.slot_size  = loom_le32(engine->config.eager_phases[phase - 1].slot_size);
+        req.slot_count = loom_le32(engine->config.eager_phases[phase - 1].slot_count);
+    }
+    req.box_addr   = loom_le64((uint64_t)(uintptr_t)tx->box->mem);
+    req.key_length = loom_le32((uint32_t)key_len);
+    memcpy(msg, &req, sizeof(req));
+    rc = loom_eager_box_key(tx->box, msg + sizeof(req), key_len);
+    if (LOOM_OK == rc) {
+        rc = loom_ctrl_send(peer, peer->am_rail, msg, sizeof(req) + key_len);
+    }
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    memset(tx->box->mem, 0, engine->eager.box_size);
+    tx->pending  = true;
+    tx->want     = phase;
+    tx->req_time = loom_now_ns();
+    loom_eager_activate(peer);
+    loom_log(engine, LOOM_LOG_DEBUG, "eager ring to peer %#llx: asked for phase %u "
+             "(request %u)", (unsigned long long)peer->name, phase, tx->req_seq);
+    return LOOM_OK;
+}
+
+/* Ask for another phase, unless a request is under way or nothing changes. */
+int loom_eager_tx_request(loom_peer_t *peer, unsigned phase)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+
+    if (tx->pending) {
+        return LOOM_ERR_AGAIN;
+    }
+    if (phase == tx->phase || tx->disabled) {
+        return LOOM_OK;
+    }
+    if (phase > tx->phase) {
+        const loom_eager_phase_t *want = &peer->engine->config.eager_phases[phase - 1];
+        if (!loom_eager_budget_room(peer, true, (size_t)want->slot_size * want->slot_count,
+                                    (size_t)tx->mem.slot_size * tx->mem.slot_count)) {
+            tx->retry_after = loom_now_ns() + 20000000ull; /* after the eviction */
+            return LOOM_ERR_AGAIN;
+        }
+    }
+    return loom_eager_tx_send_req(peer, phase);
+}
+
+/* Check an ack that arrived whole against what we asked for. */
+static const char *loom_eager_ack_check(loom_peer_t *peer, const loom_wire_eager_ack_t *ack,
+                                        const loom_wire_key_t **key_p)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint32_t size = loom_from_le32(ack->slot_size), count = loom_from_le32(ack->slot_count);
+    uint64_t addr = loom_from_le64(ack->ring_addr), base, len;
+    size_t key_len = loom_from_le32(ack->key_length);
+
+    if (ack->version != LOOM_WIRE_VERSION) {
+        return "wrong wire version";
+    }
+    if (LOOM_WIRE_EAGER_OK != ack->status) {
+        return NULL; /* a refusal: checked by the caller */
+    }
+    if (ack->phase != tx->want) {
+        return "phase differs from the one asked for";
+    }
+    if (0 == tx->want) {
+        return NULL;
+    }
+    if (size != engine->config.eager_phases[tx->want - 1].slot_size ||
+        count != engine->config.eager_phases[tx->want - 1].slot_count) {
+        return "ring geometry differs from the one asked for";
+    }
+    if (key_len != loom_key_size(engine) ||
+        LOOM_OK != loom_key_parse(engine, ack + 1, key_len, key_p)) {
+        return "malformed ring key";
+    }
+    if (loom_from_le32((*key_p)->epoch) != peer->epoch) {
+        return "ring key of an earlier incarnation of the peer";
+    }
+    base = loom_from_le64((*key_p)->base);
+    len  = loom_from_le64((*key_p)->length);
+    if (addr < base || (uint64_t)size * count > len || addr - base > len - (uint64_t)size * count) {
+        return "ring outside the region its key names";
+    }
+    return NULL;
+}
+
+/* Put the ring the ack describes in place. */
+static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *ack,
+                                const loom_wire_key_t *key)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    unsigned old = tx->phase, i;
+    int rc;
+
+    loom_eager_tx_drop(peer);
+    if (0 == tx->want) {
+        return LOOM_OK;
+    }
+    tx->rail = peer->am_rail;
+    rc = loom_key_rkey(engine, key, tx->rail, &tx->rkey);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    tx->rkey_valid = true;
+    tx->slots = calloc(loom_from_le32(ack->slot_count), sizeof(*tx->slots));
+    if (NULL == tx->slots) {
+        return LOOM_ERR_NOMEM;
+    }
+    rc = loom_eager_mem_alloc(engine, &tx->mem, loom_from_le32(ack->slot_size),
+                              loom_from_le32(ack->slot_count));
+    if (LOOM_OK != rc) {
+        free(tx->slots);
+        tx->slots = NULL;
+        return rc;
+    }
+    for (i = 0; i < tx->mem.slot_count; ++i) {
+        tx->slots[i].tx = tx;
+    }
+    tx->remote_addr  = loom_from_le64(ack->ring_addr);
+    tx->gen          = ack->gen;
+    tx->slot         = 0;
+    tx->credits      = tx->mem.slot_count;
+    tx->phase        = tx->want;
+    tx->window_start = loom_now_ns();
+    tx->window_max   = 0;
+    loom_eager_count_peer(peer);
+    (void)old;
+    return LOOM_OK;
+}
+
+static void loom_eager_tx_give_up(loom_peer_t *peer, const char *why)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint64_t backoff = 10ull * peer->engine->config.eager_ack_timeout_ms * 1000000ull;
+
+    loom_log(peer->engine, LOOM_LOG_WARN, "eager ring to peer %#llx: %s; its messages go "
+             "by active message", (unsigned long long)peer->name, why);
+    tx->pending     = false;
+    tx->retry_after = loom_now_ns() + backoff;
+    loom_eager_tx_drop(peer);
+}
+
+/* Poll the box for the ack of our request; give up after the timeout. */
+void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    const volatile loom_wire_eager_ack_t *vack = (const void *)tx->box->mem;
+    const loom_wire_eager_ack_t *ack = (const void *)tx->box->mem;
+    const loom_wire_key_t *key = NULL;
+    uint32_t want = loom_le32(tx->req_seq), tail;
+    size_t key_len;
+    const char *why;
+    int rc;
+
+    if (vack->head != want) {
+        if (tx->pending && now - tx->req_time >
+            (uint64_t)engine->config.eager_ack_timeout_ms * 1000000ull) {
+            ++engine->eager.stats.ack_timeouts;
+            /* the box stays ours: a late ack may still land in it */
+            loom_eager_tx_give_up(peer, "the peer did not acknowledge a ring request in time");
+        }
+        return;
+    }
+    key_len = loom_key_size(engine); /* the same in every process of the job */
+    memcpy(&tail, tx->box->mem + LOOM_WIRE_ACK_BYTES(key_len) - sizeof(tail), sizeof(tail));
+    if (tail != want) {
+        return; /* head arrived, tail not yet: a partly written ack */
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!tx->pending) {
+        /* a late ack after we gave up: it carries the peer's state, but we
+         * already send by AM; tell it to drop the ring */
+        loom_eager_box_put(engine, tx->box);
+        tx->box = NULL;
+        if (0 != ack->phase && LOOM_WIRE_EAGER_OK == ack->status) {
+            (void)loom_eager_tx_send_req(peer, 0);
+        }
+        return;
+    }
+    tx->pending = false;
+    why = loom_eager_ack_check(peer, ack, &key);
+    if (NULL != why) {
+        ++engine->eager.stats.refused;
+        loom_eager_tx_give_up(peer, why);
+        return;
+    }
+    if (LOOM_WIRE_EAGER_OK != ack->status) {
+        /* refused (budget or bad request): the previous ring stays in use */
+        ++engine->eager.stats.refused;
+        tx->retry_after = now + (uint64_t)engine->config.eager_ack_timeout_ms * 10000000ull;
+        loom_log(engine, LOOM_LOG_INFO, "eager ring to peer %#llx: phase %u refused (%s)",
+                 (unsigned long long)peer->name, tx->want,
+                 LOOM_WIRE_EAGER_BUDGET == ack->status ? "over its eager memory budget"
+                                                       : "bad request");
+    } else if (0 != tx->busy) {
+        tx->pending = true; /* the old slots' puts still run: switch later */
+        return;
+    } else {
+        if (tx->want > tx->phase) {
+            ++engine->eager.stats.enlargements;
+        } else {
+            ++engine->eager.stats.shrinks;
+        }
+        rc = loom_eager_tx_switch(peer, ack, key);
+        if (LOOM_OK != rc) {
+            loom_eager_tx_give_up(peer, loom_strerror(rc));
+        }
+    }
+    loom_eager_box_put(engine, tx->box);
+    tx->box = NULL;
+}
+
+/* Credits for our ring came back (on a message of the peer). */
+void loom_eager_tx_credits(loom_peer_t *peer, uint16_t credits)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint32_t count = LOOM_WIRE_CREDITS_COUNT(credits);
+
+    if (0 == count || 0 == tx->phase || LOOM_WIRE_CREDITS_GEN(credits) != (tx->gen & 0xfu)) {
+        return; /* none, or for a ring that was replaced */
+    }
+    tx->credits += count;
+    if (tx->credits > tx->mem.slot_count) {
+        ++peer->engine->eager.stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "eager ring to peer %#llx: %u credits "
+                 "returned for a ring of %u slots; ignored", (unsigned long long)peer->name,
+                 tx->credits, tx->mem.slot_count);
+        tx->credits = tx->mem.slot_count;
+    }
+}
+
+ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_wire_eager_note_t note;
+    loom_peer_t *peer;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_EAGER_NOTE, sizeof(note))) {
+        ++rail->engine->eager.stats.refused;
+        return UCS_OK;
+    }
+    memcpy(&note, data, sizeof(note));
+    peer = loom_peer_lookup(rail->engine, loom_from_le64(note.sender));
+    if (NULL == peer) {
+        ++rail->stats.refused;
+        ++rail->engine->eager.stats.refused;
+        return UCS_OK;
+    }
+    loom_eager_tx_credits(peer, loom_from_le16(note.credits));
+    if (LOOM_WIRE_NO_SHRINK != note.shrink_to && note.shrink_to < peer->eager.tx.phase) {
+        (void)loom_eager_tx_request(peer, note.shrink_to);
+    }
+    return UCS_OK;
+}
