@@ -41,6 +41,15 @@ typedef struct mca_btl_loom_component_t {
     int   free_list_num;
     int   free_list_max;
     int   free_list_inc;
+    char *eager_rdma;         /* btl_loom_eager_*: see btl_loom_eager.c */
+    char *eager_slot_sizes;
+    char *eager_slot_counts;
+    char *eager_thresholds;
+    int   eager_msgs_before_ring;
+    int   eager_idle_shrink;  /* ms */
+    size_t eager_budget;
+    int   eager_ack_timeout;  /* ms */
+    bool  eager_cycle;
 
     int   output;             /* opal_output stream */
     struct mca_btl_loom_module_t *module;
@@ -107,6 +116,10 @@ typedef struct mca_btl_loom_rdma_t {
 /* component */
 int  mca_btl_loom_params_register(void);
 int  mca_btl_loom_pvars_register(loom_engine_t *engine);
+int  mca_btl_loom_eager_params_register(void);
+int  mca_btl_loom_eager_config(loom_engine_config_t *config);
+int  mca_btl_loom_eager_pvars_register(loom_engine_t *engine);
+void mca_btl_loom_eager_pvars_release(void);
 void mca_btl_loom_pvars_release(void);
 int  mca_btl_loom_check_runtime_version(void);
 

@@ -52,7 +52,9 @@ int mca_btl_loom_check_runtime_version(void)
 
 static int mca_btl_loom_component_register(void)
 {
-    return mca_btl_loom_params_register();
+    int rc = mca_btl_loom_params_register();
+
+    return (OPAL_SUCCESS == rc) ? mca_btl_loom_eager_params_register() : rc;
 }
 
 static int mca_btl_loom_component_open(void)
@@ -159,10 +161,17 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.log_cb              = mca_btl_loom_log;
     config.peer_lost_cb        = mca_btl_loom_peer_lost;
     config.verbose             = mca_btl_loom_component.verbose;
+    if (OPAL_SUCCESS != mca_btl_loom_eager_config(&config)) {
+        opal_output(0, "btl loom: bad eager ring parameters (above); loom disabled");
+        return NULL;
+    }
     rc = loom_engine_create(&config, &engine);
     if (LOOM_OK != rc) {
-        opal_output(0, "btl loom: cannot open the rails given by btl_loom_rails=%s: %s; "
-                    "loom disabled", mca_btl_loom_component.rails, loom_strerror(rc));
+        opal_output(0, "btl loom: cannot start with btl_loom_rails=%s, "
+                    "btl_loom_eager_slot_sizes=%s, btl_loom_eager_slot_counts=%s: %s "
+                    "(see above); loom disabled", mca_btl_loom_component.rails,
+                    mca_btl_loom_component.eager_slot_sizes,
+                    mca_btl_loom_component.eager_slot_counts, loom_strerror(rc));
         return NULL;
     }
 
@@ -183,6 +192,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
         goto err;
     }
     (void)mca_btl_loom_pvars_register(engine);
+    (void)mca_btl_loom_eager_pvars_register(engine);
     mca_btl_loom_component.module = module;
     btls[0] = &module->super;
     *num_btls = 1;

@@ -258,6 +258,7 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
 
     mca_btl_loom_pvars_release();
+    mca_btl_loom_eager_pvars_release();
     while (NULL != module->endpoints) {
         mca_btl_loom_endpoint_destroy(module, module->endpoints);
     }

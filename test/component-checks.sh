@@ -51,5 +51,15 @@ run_bad "btl_loom_stripe_chunk" --mca btl_loom_rails tcp:lo --mca btl_loom_strip
 run_bad "btl_loom_rail_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_timeout 5
 run_bad "btl_loom_am_rail" --mca btl_loom_rails tcp:lo --mca btl_loom_am_rail 9
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
+run_bad "btl_loom_eager_rdma" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_rdma maybe
+run_bad "btl_loom_eager_slot_sizes=\"256,x\"" --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_eager_slot_sizes 256,x
+run_bad "must name the same phases" --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_eager_slot_sizes 256,1024 --mca btl_loom_eager_slot_counts 8
+run_bad "slot size must be a multiple of 8" --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_eager_slot_sizes 100,1024 --mca btl_loom_eager_slot_counts 8,8
+run_bad "thresholds must grow" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_slot_sizes \
+    256,1024 --mca btl_loom_eager_slot_counts 8,8 --mca btl_loom_eager_thresholds 200,100
+run_bad "btl_loom_eager_ack_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_ack_timeout 1
 
 exit $fail
