@@ -22,6 +22,21 @@ for rails in rc_verbs:rxe0:1 rc_verbs:rxe0:1,rc_verbs:rxe1:1; do
     LOOM_TEST_MAX_NP=${LOOM_RXE_MAX_NP:-$max_np} \
         "$src/test/mpi/run-mpi-tests.sh" || fail=1
 done
+# eager rings are on by default over rc_verbs: their memory goals, and their
+# latency against none in the same boot
+root=()
+[ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
+echo "=== eager ring memory over rc_verbs:rxe0:1 (bench_eager_memory -c, 4 ranks)"
+if ! timeout -k 10 600 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_include lo \
+        --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom \
+        --mca btl_loom_rails rc_verbs:rxe0:1 --mca btl_loom_eager_idle_shrink 500 -np 4 \
+        "$bindir/bench_eager_memory" -c -i 3000; then
+    echo "FAIL: bench_eager_memory over rc_verbs"
+    fail=1
+fi
+echo "=== eager ring latency over rc_verbs:rxe0:1"
+"$src/contrib/eager-latency.sh" --bindir "$bindir" --rails rc_verbs:rxe0:1 --rounds 3 \
+    --bind none || fail=1
 echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_v (rc_verbs with ud_verbs for wireup, rxe0:1), btl tcp"
 LOOM_BENCH_BIND=none "$src/contrib/loom-bench.sh" --bindir "$bindir" --out /tmp/loom-rxe-bench \
     --max "${LOOM_RXE_BENCH_MAX:-1048576}" --rails rc_verbs:rxe0:1 \

@@ -174,7 +174,7 @@ static bool loom_eager_idle(const loom_peer_t *peer)
 
     return 0 == e->tx.phase && !e->tx.pending && NULL == e->tx.box && 0 == e->tx.busy &&
            0 == e->rx.phase && NULL == e->rx.held_head && 0 == e->rx.req_len &&
-           0 == e->rx.credits_owed;
+           0 == e->rx.credits_owed && NULL == e->rx.ack_box;
 }
 
 /* After its endpoints are gone: nothing can land in its memory any more. */
@@ -198,14 +198,23 @@ void loom_eager_peer_fini(loom_peer_t *peer)
         loom_eager_box_put(engine, peer->eager.tx.box);
         peer->eager.tx.box = NULL;
     }
+    if (NULL != peer->eager.rx.ack_box) {
+        loom_eager_box_put(engine, peer->eager.rx.ack_box);
+        peer->eager.rx.ack_box = NULL;
+    }
     if (peer->eager.active) {
         ucs_list_del(&peer->eager.link);
         peer->eager.active = false;
     }
 }
 
-/* The rail carrying the peer's rings failed: messages go by AM from now on.
- * Ring messages in flight on it are lost like its AMs (see README). */
+/*
+ * The rail carrying our ring to the peer failed: our messages to it go by AM
+ * from now on.  The ring the peer writes into here stays until the peer asks
+ * otherwise or goes: a rail the watch took out of use may still deliver what
+ * was written before, and must find the ring in place.  Ring messages lost
+ * with a dead rail are lost like its AMs (see README).
+ */
 void loom_eager_rail_failed(loom_peer_t *peer, int rail)
 {
     if (peer->eager.tx.rail == rail) {
@@ -213,9 +222,6 @@ void loom_eager_rail_failed(loom_peer_t *peer, int rail)
                  (unsigned long long)peer->name);
         peer->eager.tx.disabled = true;
         loom_eager_tx_drop(peer);
-    }
-    if (0 != peer->eager.rx.phase && rail == peer->eager.rx.rail) {
-        loom_eager_rx_drop(peer);
     }
 }
 

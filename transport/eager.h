@@ -113,6 +113,8 @@ typedef struct loom_eager_rx {
     loom_eager_held_t *held_head;
     loom_eager_held_t *held_tail;
     unsigned          held_count;
+    loom_eager_box_t *ack_box;    /* an ack the endpoint had no room for yet */
+    uint64_t          ack_addr;
 } loom_eager_rx_t;
 
 /* Per peer. */

@@ -307,19 +307,56 @@ static void loom_eager_ack_done(uct_completion_t *self)
     loom_eager_box_put(box->chunk->region->engine, box);
 }
 
-/* RDMA-write the ack into the requester's box. */
+/* Write the prepared ack (rx->ack_box) into the requester's box; a busy
+ * endpoint keeps it for the next progress. */
+static void loom_eager_rx_ack_post(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_box_t *box = rx->ack_box;
+    int rail = box->rkey_rail;
+    ucs_status_t st;
+    uct_iov_t uiov;
+
+    uiov.buffer = box->mem;
+    uiov.length = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
+    uiov.memh   = loom_eager_box_memh(box, rail);
+    uiov.stride = 0;
+    uiov.count  = 1;
+    box->comp.func   = loom_eager_ack_done;
+    box->comp.count  = 1;
+    box->comp.status = UCS_OK;
+    st = uct_ep_put_zcopy(peer->rails[rail].ep, &uiov, 1, rx->ack_addr, box->rkey.rkey,
+                          &box->comp);
+    if (UCS_ERR_NO_RESOURCE == st) {
+        return;
+    }
+    rx->ack_box = NULL;
+    if (UCS_INPROGRESS != st) {
+        if (UCS_OK != st) {
+            loom_log(engine, LOOM_LOG_WARN, "eager ring for peer %#llx: cannot write the "
+                     "acknowledgement: %s", (unsigned long long)peer->name,
+                     ucs_status_string(st));
+        }
+        loom_eager_box_put(engine, box);
+    }
+}
+
+/* Prepare the ack of a request in a box of ours and write it. */
 static void loom_eager_rx_ack(loom_peer_t *peer, const loom_wire_eager_req_t *req,
                               const loom_wire_key_t *box_key, int status)
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_rx_t *rx = &peer->eager.rx;
     size_t key_len = loom_key_size(engine), bytes = LOOM_WIRE_ACK_BYTES(key_len);
-    int rail = rx->rail;
     loom_wire_eager_ack_t ack;
     loom_eager_box_t *box;
-    ucs_status_t st;
-    uct_iov_t uiov;
 
+    if (NULL != rx->ack_box) {
+        /* an older ack never went out: this one supersedes it */
+        loom_eager_box_put(engine, rx->ack_box);
+        rx->ack_box = NULL;
+    }
     box = loom_eager_box_get(engine);
     if (NULL == box) {
         return; /* the sender times out and sends by AM */
@@ -339,30 +376,14 @@ static void loom_eager_rx_ack(loom_peer_t *peer, const loom_wire_eager_req_t *re
         (void)loom_key_pack(rx->mem.region, box->mem + sizeof(ack), key_len);
     }
     memcpy(box->mem + bytes - sizeof(uint32_t), &req->req_seq, sizeof(uint32_t));
-
-    if (LOOM_OK != loom_key_rkey(engine, box_key, rail, &box->rkey)) {
+    if (LOOM_OK != loom_key_rkey(engine, box_key, rx->rail, &box->rkey)) {
         loom_eager_box_put(engine, box);
         return;
     }
-    box->rkey_rail  = rail;
-    uiov.buffer     = box->mem;
-    uiov.length     = bytes;
-    uiov.memh       = loom_eager_box_memh(box, rail);
-    uiov.stride     = 0;
-    uiov.count      = 1;
-    box->comp.func   = loom_eager_ack_done;
-    box->comp.count  = 1;
-    box->comp.status = UCS_OK;
-    st = uct_ep_put_zcopy(peer->rails[rail].ep, &uiov, 1, loom_from_le64(req->box_addr),
-                          box->rkey.rkey, &box->comp);
-    if (UCS_INPROGRESS != st) {
-        if (UCS_OK != st) {
-            loom_log(engine, LOOM_LOG_WARN, "eager ring for peer %#llx: cannot write the "
-                     "acknowledgement: %s", (unsigned long long)peer->name,
-                     ucs_status_string(st));
-        }
-        loom_eager_box_put(engine, box);
-    }
+    box->rkey_rail = rx->rail;
+    rx->ack_box    = box;
+    rx->ack_addr   = loom_from_le64(req->box_addr);
+    loom_eager_rx_ack_post(peer);
 }
 
 /* Serve the waiting request once the old ring is drained. */
@@ -422,9 +443,6 @@ ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned 
         loom_eager_rx_refuse(engine, rail, peer->name, "ring request too long");
         return UCS_OK;
     }
-    if (0 != peer->eager.rx.phase && rail->index != peer->eager.rx.rail) {
-        loom_eager_rx_drop(peer); /* the sender moved to another rail: the old one failed */
-    }
     /* Every AM sent before the request has arrived (one endpoint keeps the
      * order), delivered or held: this is how many were delivered. */
     peer->eager.rx.am_recv = loom_from_le32(req.am_before) - peer->eager.rx.held_count;
@@ -460,6 +478,9 @@ int loom_eager_rx_poll(loom_peer_t *peer)
     loom_wire_eager_note_t note;
     int count;
 
+    if (NULL != rx->ack_box) {
+        loom_eager_rx_ack_post(peer);
+    }
     count = loom_eager_rx_deliver_ready(peer);
     if (count > 0) {
         rx->last_use = loom_now_ns();
