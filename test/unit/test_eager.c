@@ -116,10 +116,24 @@ static void wait_tx_phase(unit_ctx_t *ctx, unsigned phase)
 
 /* ---- growth, one direction ----------------------------------------------------- */
 
+/* The data-vector rule at phase 3 (threshold 8161) with a 16-byte header. */
+static void check_fit(unit_ctx_t *ctx)
+{
+    static char buf[1];
+    struct iovec fits[3]  = {{buf, 100}, {buf, 200}, {buf, 300}};
+    struct iovec later[3] = {{buf, 100}, {buf, 200}, {buf, 8000}};
+    struct iovec first[2] = {{buf, 9000}, {buf, 10}};
+
+    CHECK_UEQ(loom_eager_fit(ctx->peer, 16, fits, 3), 600);   /* all of it */
+    CHECK_UEQ(loom_eager_fit(ctx->peer, 16, later, 3), 300);  /* the prefix that fits */
+    CHECK_UEQ(loom_eager_fit(ctx->peer, 16, first, 2), 9010); /* whole: the ring grows */
+}
+
 static void grow_parent(unit_ctx_t *ctx)
 {
     send_msgs(ctx, 1, 0, 220);
     wait_tx_phase(ctx, 3);
+    check_fit(ctx);
     CHECK(stats(ctx)->enlargements >= 1);
     CHECK(stats(ctx)->ring_sent > 0);
     CHECK_UEQ(stats(ctx)->registered_bytes, 4 * 8192); /* our send slots */
