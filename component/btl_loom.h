@@ -116,6 +116,7 @@ typedef struct mca_btl_loom_rdma_t {
 /* component */
 int  mca_btl_loom_params_register(void);
 int  mca_btl_loom_pvars_register(loom_engine_t *engine);
+int  mca_btl_loom_check_range(const char *name, int value, int min, int max);
 int  mca_btl_loom_eager_params_register(void);
 int  mca_btl_loom_eager_config(loom_engine_config_t *config);
 int  mca_btl_loom_eager_pvars_register(loom_engine_t *engine);

@@ -98,16 +98,6 @@ static int mca_btl_loom_eager_list(const char *param, const char *list, uint32_t
     return OPAL_SUCCESS;
 }
 
-static int mca_btl_loom_eager_range(const char *param, int value, int min, int max)
-{
-    if (value < min || value > max) {
-        opal_output(0, "btl loom: invalid value %d for MCA parameter btl_loom_%s: must be "
-                    "between %d and %d", value, param, min, max);
-        return OPAL_ERR_BAD_PARAM;
-    }
-    return OPAL_SUCCESS;
-}
-
 /* Fill the engine configuration; the engine checks each phase's geometry. */
 int mca_btl_loom_eager_config(loom_engine_config_t *config)
 {
@@ -133,11 +123,11 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
                                                 counts, &n_counts) ||
         OPAL_SUCCESS != mca_btl_loom_eager_list("eager_thresholds", c->eager_thresholds,
                                                 thresholds, &n_thresholds) ||
-        OPAL_SUCCESS != mca_btl_loom_eager_range("eager_msgs_before_ring",
+        OPAL_SUCCESS != mca_btl_loom_check_range("eager_msgs_before_ring",
                                                  c->eager_msgs_before_ring, 0, 1000000) ||
-        OPAL_SUCCESS != mca_btl_loom_eager_range("eager_idle_shrink", c->eager_idle_shrink,
+        OPAL_SUCCESS != mca_btl_loom_check_range("eager_idle_shrink", c->eager_idle_shrink,
                                                  0, 3600000) ||
-        OPAL_SUCCESS != mca_btl_loom_eager_range("eager_ack_timeout", c->eager_ack_timeout,
+        OPAL_SUCCESS != mca_btl_loom_check_range("eager_ack_timeout", c->eager_ack_timeout,
                                                  10, 600000)) {
         return OPAL_ERR_BAD_PARAM;
     }

@@ -16,7 +16,7 @@ static int mca_btl_loom_reg_int(const char *name, const char *desc, int level, i
 }
 
 /* Refuse a value outside [min, max], naming the parameter. */
-static int mca_btl_loom_check_range(const char *name, int value, int min, int max)
+int mca_btl_loom_check_range(const char *name, int value, int min, int max)
 {
     if (value < min || value > max) {
         opal_output(0, "btl loom: invalid value %d for MCA parameter btl_loom_%s: must be "
