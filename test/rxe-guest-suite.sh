@@ -22,8 +22,13 @@ for rails in rc_verbs:rxe0:1 rc_verbs:rxe0:1,rc_verbs:rxe1:1; do
     LOOM_TEST_MAX_NP=${LOOM_RXE_MAX_NP:-$max_np} \
         "$src/test/mpi/run-mpi-tests.sh" || fail=1
 done
-# eager rings are on by default over rc_verbs: their memory goals, and their
-# latency against none in the same boot
+# eager rings are on by default over rc_verbs (so the runs above used them);
+# here they change phase after every message, then their memory goals, and
+# their latency against none in the same boot
+echo "=== loom MPI tests over rc_verbs:rxe0:1, eager rings changing phase after every message"
+LOOM_MPI_ARGS="--mca pml ob1 --mca btl self,loom --mca btl_loom_rails rc_verbs:rxe0:1 --mca btl_loom_eager_cycle 1" \
+LOOM_TEST_LOGDIR=/tmp/loom-rxe-logs.cycle LOOM_TEST_TIMEOUT=600 LOOM_TEST_MAX_NP=2 \
+    "$src/test/mpi/run-mpi-tests.sh" || fail=1
 root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
 echo "=== eager ring memory over rc_verbs:rxe0:1 (bench_eager_memory -c, 4 ranks)"

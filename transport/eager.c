@@ -10,6 +10,8 @@
 
 #define LOOM_EAGER_CHECK_NS 10000000ull /* policy runs every 10 ms */
 
+static bool loom_eager_rail_capable(const loom_engine_t *engine, const loom_rail_t *r);
+
 /* Check the phases of the configuration; fill in default thresholds. */
 static int loom_eager_config_check(loom_engine_t *engine)
 {
@@ -55,12 +57,18 @@ static int loom_eager_config_check(loom_engine_t *engine)
 int loom_eager_init(loom_engine_t *engine)
 {
     size_t ack = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
+    int i, rc;
 
     engine->eager.box_size = (ack + 63) & ~(size_t)63;
     if (sizeof(loom_wire_eager_req_t) + loom_key_size(engine) > LOOM_OP_MSG_MAX) {
         engine->config.eager_phase_count = 0; /* keys too big for a request: no rings */
     }
-    return loom_eager_config_check(engine);
+    rc = loom_eager_config_check(engine);
+    for (i = 0; i < engine->rail_count; ++i) {
+        engine->eager.rail_ok[i] = (LOOM_OK == rc) &&
+                                   loom_eager_rail_capable(engine, &engine->rails[i]);
+    }
+    return rc;
 }
 
 void loom_eager_fini(loom_engine_t *engine)
@@ -70,16 +78,19 @@ void loom_eager_fini(loom_engine_t *engine)
 
 /* Can the rail carry a ring?  It needs zero-copy puts from memory loom can
  * register (or memory that needs none), and the mode must allow it. */
-bool loom_eager_rail_ok(const loom_engine_t *engine, int rail)
+static bool loom_eager_rail_capable(const loom_engine_t *engine, const loom_rail_t *r)
 {
-    const loom_rail_t *r = &engine->rails[rail];
-
     if (LOOM_EAGER_OFF == engine->config.eager_mode || 0 == engine->config.eager_phase_count ||
         !(r->attr.cap.flags & UCT_IFACE_FLAG_PUT_ZCOPY) ||
         (r->needs_reg && !(r->md_attr.cap.flags & UCT_MD_FLAG_REG))) {
         return false;
     }
     return LOOM_EAGER_ON == engine->config.eager_mode || 0 != strcmp(r->info.tl_name, "tcp");
+}
+
+bool loom_eager_rail_ok(const loom_engine_t *engine, int rail)
+{
+    return engine->eager.rail_ok[rail];
 }
 
 /* The smallest phase whose ring takes a message of length bytes; 0 if none does. */

@@ -133,6 +133,7 @@ typedef struct loom_eager_engine {
     size_t             box_size;
     ucs_list_link_t    active;    /* peers with a ring or a request */
     uint64_t           next_check;
+    bool               rail_ok[LOOM_MAX_RAILS]; /* the rail can carry rings */
 } loom_eager_engine_t;
 
 /* eager.c: policy, set-up, progress */
