@@ -25,7 +25,9 @@ check "only mca_btl_loom_component is exported (got: $exported)" $?
 params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param btl loom --level 9 --parsable)
 for p in rails max_rails verbose connect_to_ep tcp_seg_size stripe_threshold stripe_chunk \
          stripe_depth rail_timeout am_rail free_list_num free_list_max free_list_inc \
-         eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags; do
+         eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \
+         eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
+         eager_idle_shrink eager_budget eager_ack_timeout eager_cycle; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
 done
