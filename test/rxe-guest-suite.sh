@@ -41,7 +41,7 @@ if ! timeout -k 10 600 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_incl
 fi
 echo "=== eager ring latency over rc_verbs:rxe0:1"
 "$src/contrib/eager-latency.sh" --bindir "$bindir" --rails rc_verbs:rxe0:1 --rounds 3 \
-    --bind none || fail=1
+    --iters 500 --bind none || fail=1
 echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_v (rc_verbs with ud_verbs for wireup, rxe0:1), btl tcp"
 LOOM_BENCH_BIND=none "$src/contrib/loom-bench.sh" --bindir "$bindir" --out /tmp/loom-rxe-bench \
     --max "${LOOM_RXE_BENCH_MAX:-1048576}" --rails rc_verbs:rxe0:1 \
