@@ -318,6 +318,13 @@ static void loom_eager_rx_ack_post(loom_peer_t *peer)
     ucs_status_t st;
     uct_iov_t uiov;
 
+    if (!peer->rails[rail].usable) {
+        if (peer->rails[rail].failed) { /* the sender times out and sends by AM */
+            rx->ack_box = NULL;
+            loom_eager_box_put(engine, box);
+        }
+        return; /* not connected both ways yet: next progress */
+    }
     uiov.buffer = box->mem;
     uiov.length = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
     uiov.memh   = loom_eager_box_memh(box, rail);
