@@ -8,7 +8,7 @@
  * next to what stock designs pre-register per peer.  Every message of the
  * burst and of the all-to-all is verified.  With -c the goals are asserted:
  * at most 16 KiB per peer in the small phase, at most 4 KiB per idle peer,
- * and rings used at all.
+ * rings used at all, and some connection's rings grown by the burst.
  *
  * usage: bench_eager_memory [-c] [-i idle_ms] [-n rounds]
  *   idle_ms: how long step 4 idles (set it above btl_loom_eager_idle_shrink;
@@ -210,9 +210,10 @@ int main(int argc, char **argv)
         if (after.per_peer > 4 * 1024) {
             loom_fail("%.0f eager bytes per idle peer, goal at most 4096", after.per_peer);
         }
-        if (big.per_peer <= small.per_peer) {
-            loom_fail("the 8000 B burst grew no ring (%.0f bytes per peer before, %.0f after)",
-                      small.per_peer, big.per_peer);
+        /* the high-water mark: rings may already be shrinking on a slow machine */
+        if (big.peer_max <= small.peer_max) {
+            loom_fail("the 8000 B burst grew no ring (one connection's high-water mark %.0f "
+                      "bytes before it, %.0f after)", small.peer_max, big.peer_max);
         }
     }
     loom_test_pass();
