@@ -167,6 +167,8 @@ void loom_eager_peer_init(loom_peer_t *peer)
 {
     memset(&peer->eager, 0, sizeof(peer->eager));
     peer->eager.tx.rail = -1;
+    /* requests of this incarnation do not take the numbers of an earlier one */
+    peer->eager.tx.req_seq = (uint32_t)(loom_now_ns() ^ (peer->name * 2654435761u));
     ++peer->engine->eager.stats.rings[0];
 }
 

@@ -74,6 +74,7 @@ typedef struct loom_eager_tx {
     loom_eager_mem_t  mem;        /* our send slots */
     loom_eager_txslot_t *slots;
     unsigned          busy;       /* send slots with a put in flight */
+    bool              retiring;   /* dropped with puts in flight: free at the last */
     uint32_t          slot;       /* next slot to write */
     uint32_t          credits;    /* slots of the receiver's ring free */
     uint64_t          remote_addr;
@@ -108,6 +109,8 @@ typedef struct loom_eager_rx {
     uint32_t          credits_owed; /* slots consumed, not yet returned */
     uint64_t          last_use;
     bool              hinted;     /* asked the sender to shrink; not answered yet */
+    uint32_t          served_seq; /* latest request taken: older ones are refused */
+    bool              note_queued; /* a note waits to leave with the credits */
     size_t            req_len;    /* a request waiting for the ring to drain */
     uint8_t           req[LOOM_OP_MSG_MAX];
     loom_eager_held_t *held_head;
@@ -183,5 +186,6 @@ int    loom_eager_rx_poll(struct loom_peer *peer);
 uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
 void   loom_eager_rx_drop(struct loom_peer *peer);
 void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
+void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);
 
 #endif

@@ -100,7 +100,8 @@ static void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
     uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
 
     if (NULL != hdr) {
-        hdr->head = 0;
+        /* all of it: a later header of another length may start anywhere in here */
+        memset(hdr, 0, (size_t)(end - (uint8_t *)hdr));
     }
     memset(end - sizeof(loom_wire_slot_foot_t), 0, sizeof(loom_wire_slot_foot_t));
     rx->slot = (rx->slot + 1) % rx->mem.slot_count;
@@ -219,10 +220,12 @@ void loom_eager_rx_am(loom_engine_t *engine, const loom_wire_send_t *hdr, const 
 /* ---- requests ------------------------------------------------------------------- */
 
 /* What is wrong with a request, or NULL; *key_p set when its box key is usable. */
-static const char *loom_eager_req_check(loom_peer_t *peer, const loom_wire_eager_req_t *req,
-                                        const uint8_t *key, size_t length,
-                                        const loom_wire_key_t **key_p)
+static const char *loom_eager_req_check(loom_peer_t *peer, int rail,
+                                        const loom_wire_eager_req_t *req, const uint8_t *key,
+                                        size_t length, const loom_wire_key_t **key_p)
 {
+    const loom_eager_rx_t *rx = &peer->eager.rx;
+    uint32_t ring_before = loom_from_le32(req->ring_before);
     loom_engine_t *engine = peer->engine;
     uint32_t size = loom_from_le32(req->slot_size), count = loom_from_le32(req->slot_count);
     size_t key_len = loom_from_le32(req->key_length);
@@ -245,6 +248,14 @@ static const char *loom_eager_req_check(loom_peer_t *peer, const loom_wire_eager
         *key_p = NULL;
         return "box outside the region its key names";
     }
+    if (0 != rx->served_seq && !loom_seq_after(loom_from_le32(req->req_seq), rx->served_seq)) {
+        *key_p = NULL; /* its box may serve another request by now: no ack */
+        return "request older than one already served";
+    }
+    if (0 != rx->phase && (loom_seq_after(rx->ring_recv, ring_before) ||
+                           ring_before - rx->ring_recv > LOOM_WIRE_SLOTS_MAX)) {
+        return "ring message count out of range";
+    }
     if (req->phase > LOOM_EAGER_MAX_PHASES) {
         return "phase out of range";
     }
@@ -257,7 +268,7 @@ static const char *loom_eager_req_check(loom_peer_t *peer, const loom_wire_eager
     if (0 == count || count > LOOM_WIRE_SLOTS_MAX || (uint64_t)size * count > LOOM_WIRE_RING_MAX) {
         return "slot count out of range";
     }
-    if (!loom_eager_rail_ok(engine, peer->eager.rx.rail)) {
+    if (!loom_eager_rail_ok(engine, rail)) {
         return "eager rings are off on this rail here";
     }
     return NULL;
@@ -349,24 +360,37 @@ static void loom_eager_rx_ack_post(loom_peer_t *peer)
     }
 }
 
-/* Prepare the ack of a request in a box of ours and write it. */
-static void loom_eager_rx_ack(loom_peer_t *peer, const loom_wire_eager_req_t *req,
-                              const loom_wire_key_t *box_key, int status)
+/* A box of ours to write the ack from, with the requester's key for its
+ * box; NULL if either cannot be had (the requester then times out). */
+static loom_eager_box_t *loom_eager_rx_ack_box(loom_peer_t *peer, int rail,
+                                               const loom_wire_key_t *box_key)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_eager_box_t *box = loom_eager_box_get(engine);
+
+    if (NULL != box && LOOM_OK != loom_key_rkey(engine, box_key, rail, &box->rkey)) {
+        loom_eager_box_put(engine, box);
+        box = NULL;
+    }
+    if (NULL != box) {
+        box->rkey_rail = rail;
+    }
+    return box;
+}
+
+/* Fill the ack of a request into box and write it. */
+static void loom_eager_rx_ack(loom_peer_t *peer, loom_eager_box_t *box,
+                              const loom_wire_eager_req_t *req, int status)
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_rx_t *rx = &peer->eager.rx;
     size_t key_len = loom_key_size(engine), bytes = LOOM_WIRE_ACK_BYTES(key_len);
     loom_wire_eager_ack_t ack;
-    loom_eager_box_t *box;
 
     if (NULL != rx->ack_box) {
         /* an older ack never went out: this one supersedes it */
         loom_eager_box_put(engine, rx->ack_box);
         rx->ack_box = NULL;
-    }
-    box = loom_eager_box_get(engine);
-    if (NULL == box) {
-        return; /* the sender times out and sends by AM */
     }
     memset(&ack, 0, sizeof(ack));
     ack.head       = req->req_seq;
@@ -378,28 +402,25 @@ static void loom_eager_rx_ack(loom_peer_t *peer, const loom_wire_eager_req_t *re
     ack.slot_count = loom_le32(rx->mem.slot_count);
     ack.ring_addr  = loom_le64((uint64_t)(uintptr_t)rx->mem.buf);
     ack.key_length = loom_le32((uint32_t)key_len);
+    memset(box->mem, 0, bytes);
     memcpy(box->mem, &ack, sizeof(ack));
     if (NULL != rx->mem.region) {
         (void)loom_key_pack(rx->mem.region, box->mem + sizeof(ack), key_len);
     }
     memcpy(box->mem + bytes - sizeof(uint32_t), &req->req_seq, sizeof(uint32_t));
-    if (LOOM_OK != loom_key_rkey(engine, box_key, rx->rail, &box->rkey)) {
-        loom_eager_box_put(engine, box);
-        return;
-    }
-    box->rkey_rail = rx->rail;
-    rx->ack_box    = box;
-    rx->ack_addr   = loom_from_le64(req->box_addr);
+    rx->ack_box  = box;
+    rx->ack_addr = loom_from_le64(req->box_addr);
     loom_eager_rx_ack_post(peer);
 }
 
-/* Serve the waiting request once the old ring is drained. */
+/* Serve the waiting request (checked when it came) once the old ring is
+ * drained. */
 static void loom_eager_rx_serve(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
     loom_wire_eager_req_t req;
     const loom_wire_key_t *box_key;
-    const char *why;
+    loom_eager_box_t *box;
     int status;
 
     memcpy(&req, rx->req, sizeof(req));
@@ -411,28 +432,32 @@ static void loom_eager_rx_serve(loom_peer_t *peer)
         }
     }
     rx->ring_recv = loom_from_le32(req.ring_before);
-    why = loom_eager_req_check(peer, &req, rx->req + sizeof(req), rx->req_len, &box_key);
-    if (NULL != why) {
-        loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name, why);
-        status = LOOM_WIRE_EAGER_REFUSED;
-    } else {
-        status = loom_eager_rx_provision(peer, &req);
+    rx->req_len   = 0;
+    (void)loom_key_parse(peer->engine, rx->req + sizeof(req), loom_key_size(peer->engine),
+                         &box_key); /* checked when the request came */
+    /* the ring changes only if its acknowledgement can be written */
+    box = loom_eager_rx_ack_box(peer, rx->rail, box_key);
+    if (NULL == box) {
+        loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name,
+                             "no way to write the acknowledgement; ring unchanged");
+        return;
     }
-    rx->req_len = 0;
+    status = loom_eager_rx_provision(peer, &req);
     loom_log(peer->engine, LOOM_LOG_DEBUG, "eager ring of peer %#llx: request %u for phase "
              "%u answered with status %d, phase %u now", (unsigned long long)peer->name,
              loom_from_le32(req.req_seq), req.phase, status, rx->phase);
-    if (NULL != box_key) {
-        loom_eager_rx_ack(peer, &req, box_key, status);
-    }
+    loom_eager_rx_ack(peer, box, &req, status);
 }
 
 ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
     loom_engine_t *engine = rail->engine;
+    const loom_wire_key_t *box_key;
     loom_wire_eager_req_t req;
+    loom_eager_box_t *box;
     loom_peer_t *peer;
+    const char *why;
 
     (void)flags;
     if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_EAGER_REQ, sizeof(req))) {
@@ -450,9 +475,20 @@ ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned 
         loom_eager_rx_refuse(engine, rail, peer->name, "ring request too long");
         return UCS_OK;
     }
+    /* everything is checked before anything here changes */
+    why = loom_eager_req_check(peer, rail->index, &req, (const uint8_t *)data + sizeof(req),
+                               length, &box_key);
+    if (NULL != why) {
+        loom_eager_rx_refuse(engine, rail, peer->name, why);
+        if (NULL != box_key && NULL != (box = loom_eager_rx_ack_box(peer, rail->index, box_key))) {
+            loom_eager_rx_ack(peer, box, &req, LOOM_WIRE_EAGER_REFUSED);
+        }
+        return UCS_OK;
+    }
     /* Every AM sent before the request has arrived (one endpoint keeps the
      * order), delivered or held: this is how many were delivered. */
-    peer->eager.rx.am_recv = loom_from_le32(req.am_before) - peer->eager.rx.held_count;
+    peer->eager.rx.am_recv    = loom_from_le32(req.am_before) - peer->eager.rx.held_count;
+    peer->eager.rx.served_seq = loom_from_le32(req.req_seq);
     /* a newer request supersedes one still waiting: it was sent later */
     memcpy(peer->eager.rx.req, data, length);
     peer->eager.rx.req_len = length;
@@ -462,17 +498,36 @@ ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned 
     return UCS_OK;
 }
 
-/* Over the budget: ask the sender to go down to phase. */
-void loom_eager_rx_hint(loom_peer_t *peer, unsigned phase)
+/* Queue a note to the sender of our ring; its credits are taken when it
+ * leaves (loom_eager_note_stamp), so that they are for the ring of then. */
+static int loom_eager_rx_note(loom_peer_t *peer, unsigned shrink_to)
 {
     loom_wire_eager_note_t note;
+    int rc;
 
     memset(&note, 0, sizeof(note));
     loom_wire_hdr_fill(&note.hdr, LOOM_WIRE_EAGER_NOTE, 0, sizeof(note));
     note.sender    = loom_le64(peer->engine->config.name);
-    note.credits   = loom_le16(loom_eager_rx_credits_take(peer));
-    note.shrink_to = (uint8_t)phase;
-    if (LOOM_OK == loom_ctrl_send(peer, peer->eager.rx.rail, &note, sizeof(note))) {
+    note.shrink_to = (uint8_t)shrink_to;
+    rc = loom_ctrl_send(peer, peer->eager.rx.rail, &note, sizeof(note));
+    if (LOOM_OK == rc) {
+        peer->eager.rx.note_queued = true;
+    }
+    return rc;
+}
+
+void loom_eager_note_stamp(loom_peer_t *peer, void *msg)
+{
+    loom_wire_eager_note_t *note = msg;
+
+    note->credits = loom_le16(loom_eager_rx_credits_take(peer));
+    peer->eager.rx.note_queued = false;
+}
+
+/* Over the budget: ask the sender to go down to phase. */
+void loom_eager_rx_hint(loom_peer_t *peer, unsigned phase)
+{
+    if (LOOM_OK == loom_eager_rx_note(peer, phase)) {
         peer->eager.rx.hinted = true;
     }
 }
@@ -482,7 +537,6 @@ void loom_eager_rx_hint(loom_peer_t *peer, unsigned phase)
 int loom_eager_rx_poll(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_wire_eager_note_t note;
     int count;
 
     if (NULL != rx->ack_box) {
@@ -496,15 +550,8 @@ int loom_eager_rx_poll(loom_peer_t *peer)
         loom_eager_rx_serve(peer);
     }
     /* credits nobody took along on a message: send them once half the ring waits */
-    if (0 != rx->phase && rx->credits_owed > 0 && rx->credits_owed * 2 >= rx->mem.slot_count) {
-        memset(&note, 0, sizeof(note));
-        loom_wire_hdr_fill(&note.hdr, LOOM_WIRE_EAGER_NOTE, 0, sizeof(note));
-        note.sender    = loom_le64(peer->engine->config.name);
-        note.credits   = loom_le16(loom_eager_rx_credits_take(peer));
-        note.shrink_to = LOOM_WIRE_NO_SHRINK;
-        if (LOOM_OK != loom_ctrl_send(peer, rx->rail, &note, sizeof(note))) {
-            rx->credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(note.credits));
-        }
+    if (0 != rx->phase && !rx->note_queued && rx->credits_owed * 2 >= rx->mem.slot_count) {
+        (void)loom_eager_rx_note(peer, LOOM_WIRE_NO_SHRINK);
     }
     return count;
 }

@@ -12,12 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void loom_eager_tx_free_slots(loom_engine_t *engine, loom_eager_tx_t *tx)
+{
+    loom_eager_mem_free(engine, &tx->mem);
+    free(tx->slots);
+    tx->slots    = NULL;
+    tx->retiring = false;
+}
+
 static void loom_eager_txslot_done(uct_completion_t *self)
 {
     loom_eager_txslot_t *ts = loom_container_of(self, loom_eager_txslot_t, comp);
+    loom_eager_tx_t *tx = ts->tx;
 
     ts->busy = false;
-    --ts->tx->busy;
+    if (0 == --tx->busy && tx->retiring) {
+        /* the last put from slots dropped meanwhile: they can go now */
+        loom_eager_tx_free_slots(loom_container_of(tx, loom_peer_t, eager.tx)->engine, tx);
+    }
 }
 
 /* Let go of the ring: our send slots (once no put is in flight from them)
@@ -33,10 +45,13 @@ void loom_eager_tx_drop(loom_peer_t *peer)
     }
     tx->phase   = 0;
     tx->credits = 0;
-    if (0 == tx->busy && NULL != tx->slots) {
-        loom_eager_mem_free(engine, &tx->mem);
-        free(tx->slots);
-        tx->slots = NULL;
+    tx->rail    = -1;
+    if (NULL != tx->slots) {
+        if (0 == tx->busy) {
+            loom_eager_tx_free_slots(engine, tx);
+        } else {
+            tx->retiring = true;
+        }
     }
 }
 
@@ -403,6 +418,8 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
                  (unsigned long long)peer->name, tx->want,
                  LOOM_WIRE_EAGER_BUDGET == ack->status ? "over its eager memory budget"
                                                        : "bad request");
+    } else if (tx->disabled) {
+        loom_eager_tx_give_up(peer, "its rail failed while the request was under way");
     } else if (0 != tx->busy) {
         tx->pending = true; /* the old slots' puts still run: switch later */
         return;

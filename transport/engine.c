@@ -372,6 +372,8 @@ int loom_op_advance(loom_op_t *op)
     case LOOM_OP_CTRL:
         if (LOOM_WIRE_EAGER_REQ == op->msg[1]) {
             loom_eager_req_stamp(op->peer, op->msg); /* its counters are those of now */
+        } else if (LOOM_WIRE_EAGER_NOTE == op->msg[1]) {
+            loom_eager_note_stamp(op->peer, op->msg); /* credits of the ring of now */
         }
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;

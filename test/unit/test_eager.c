@@ -343,6 +343,28 @@ static void send_bad_req(unit_ctx_t *ctx, unsigned which, loom_eager_box_t *box)
     CHECK_RC(loom_ctrl_send(ctx->peer, ctx->peer->am_rail, msg, length), LOOM_OK);
 }
 
+/* A well-formed request for phase 1 carrying the number of the request
+ * before the last one served. */
+static void send_stale_req(unit_ctx_t *ctx, loom_eager_box_t *box)
+{
+    size_t key_len = loom_key_size(ctx->engine), length = sizeof(loom_wire_eager_req_t) + key_len;
+    uint8_t msg[LOOM_OP_MSG_MAX];
+    loom_wire_eager_req_t req;
+
+    memset(&req, 0, sizeof(req));
+    loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_EAGER_REQ, 0, length);
+    req.sender     = ctx->name;
+    req.req_seq    = ctx->peer->eager.tx.req_seq - 1;
+    req.phase      = 1;
+    req.slot_size  = 128;
+    req.slot_count = 8;
+    req.box_addr   = (uint64_t)(uintptr_t)box->mem;
+    req.key_length = (uint32_t)key_len;
+    memcpy(msg, &req, sizeof(req));
+    CHECK_RC(loom_eager_box_key(box, msg + sizeof(req), key_len), LOOM_OK);
+    CHECK_RC(loom_ctrl_send(ctx->peer, ctx->peer->am_rail, msg, length), LOOM_OK);
+}
+
 static void malformed_parent(unit_ctx_t *ctx)
 {
     loom_eager_box_t *box = loom_eager_box_get(ctx->engine);
@@ -369,6 +391,16 @@ static void malformed_parent(unit_ctx_t *ctx)
     wait_tx_phase(ctx, 3);
     send_msgs(ctx, 7, 44, 11);
     unit_barrier(ctx);
+    /* a request older than the one served (as if it had waited in a queue):
+     * refused, no ack, and the ring stays */
+    box = loom_eager_box_get(ctx->engine);
+    CHECK(NULL != box);
+    send_stale_req(ctx, box);
+    unit_barrier(ctx);
+    unit_barrier(ctx);
+    CHECK_UEQ(*(uint32_t *)box->mem, 0); /* nothing was written into its box */
+    loom_eager_box_put(ctx->engine, box);
+    CHECK_EQ(loom_eager_tx_phase(ctx->peer), 3);
 }
 
 static void malformed_child(unit_ctx_t *ctx)
@@ -388,6 +420,11 @@ static void malformed_child(unit_ctx_t *ctx)
     CHECK_UEQ(stats(ctx)->registered_bytes, 0);
     unit_barrier(ctx);
     check_msgs(ctx, 7, 0, 55);
+    CHECK_EQ(loom_eager_rx_phase(ctx->peer), 3);
+    unit_barrier(ctx);
+    unit_barrier(ctx);
+    UNIT_WAIT(ctx, unit_log_contains(ctx, "request older than one already served"));
+    unit_progress_for(ctx, 0.05);
     CHECK_EQ(loom_eager_rx_phase(ctx->peer), 3);
     unit_barrier(ctx);
 }
