@@ -4,7 +4,9 @@
  * a ring is replaced, a growth asked for while a shrink is under way, a peer
  * that does not answer in time, malformed and stale requests refused with
  * the connection still working, idle shrink, the memory budget (refusal and
- * least-recently-used shrink), and a phase change after every message.
+ * least-recently-used shrink), and a phase change after every message; two
+ * of them again with endpoints connected endpoint to endpoint (rc_verbs's
+ * way).
  * Every message is checked byte for byte and in order by its receiver.  The
  * races are driven by holding one side's progress while the other acts (a
  * TCP put only lands while its target progresses).
@@ -517,6 +519,11 @@ int main(int argc, char **argv)
 
     rc |= RUN("test_eager grow", &options, grow_parent, grow_child);
     rc |= RUN("test_eager both", &options, both_body, both_body);
+    /* the path connect-to-ep transports (rc_verbs) take, on tcp */
+    options.force_connect_to_ep = true;
+    rc |= RUN("test_eager both connect-to-ep", &options, both_body, both_body);
+    rc |= RUN("test_eager inflight connect-to-ep", &options, inflight_parent, inflight_child);
+    options.force_connect_to_ep = false;
     rc |= RUN("test_eager inflight", &options, inflight_parent, inflight_child);
     rc |= RUN("test_eager shrink-grow", &options, shrink_grow_parent, shrink_grow_child);
     rc |= RUN("test_eager timeout", &options, timeout_parent, timeout_child);
