@@ -11,20 +11,28 @@ typedef struct loom_am_pack_arg {
     int                    iovcnt;
 } loom_am_pack_arg_t;
 
+/* Copy the pieces of iov one after the other to dest; returns the end. */
+uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt)
+{
+    int i;
+
+    for (i = 0; i < iovcnt; ++i) {
+        memcpy(dest, iov[i].iov_base, iov[i].iov_len);
+        dest += iov[i].iov_len;
+    }
+    return dest;
+}
+
 static size_t loom_am_pack(void *dest, void *arg)
 {
     const loom_am_pack_arg_t *pack = arg;
     uint8_t *p = dest;
-    int i;
 
     if (NULL != pack->hdr) {
         memcpy(p, pack->hdr, sizeof(*pack->hdr));
         p += sizeof(*pack->hdr);
     }
-    for (i = 0; i < pack->iovcnt; ++i) {
-        memcpy(p, pack->iov[i].iov_base, pack->iov[i].iov_len);
-        p += pack->iov[i].iov_len;
-    }
+    p = loom_iov_pack(p, pack->iov, pack->iovcnt);
     return (size_t)(p - (uint8_t *)dest);
 }
 

@@ -184,6 +184,7 @@ void   loom_eager_rx_am(struct loom_engine *engine, const loom_wire_send_t *hdr,
                         const void *payload, size_t length);
 int    loom_eager_rx_poll(struct loom_peer *peer);
 uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
+void   loom_eager_rx_credits_untake(struct loom_peer *peer, uint16_t wire_credits);
 void   loom_eager_rx_drop(struct loom_peer *peer);
 void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
 void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);

@@ -30,6 +30,12 @@ uint16_t loom_eager_rx_credits_take(loom_peer_t *peer)
     return LOOM_WIRE_CREDITS(rx->gen, count);
 }
 
+/* Credits taken for a message that then did not leave: they go with a later one. */
+void loom_eager_rx_credits_untake(loom_peer_t *peer, uint16_t wire_credits)
+{
+    peer->eager.rx.credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(wire_credits));
+}
+
 void loom_eager_rx_drop(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;

@@ -64,13 +64,12 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
     loom_eager_txslot_t *ts = &tx->slots[tx->slot];
     size_t bytes = LOOM_WIRE_SLOT_BYTES(length);
     size_t offset = (size_t)tx->slot * tx->mem.slot_size + tx->mem.slot_size - bytes;
-    uint8_t *msg = tx->mem.buf + offset, *p;
+    uint8_t *msg = tx->mem.buf + offset;
     uint32_t flag = loom_eager_flag(tx->ring_sent);
     loom_wire_slot_foot_t foot;
     loom_wire_slot_t hdr;
     ucs_status_t status;
     uct_iov_t uiov;
-    int i;
 
     if (0 == tx->credits || ts->busy || !peer->rails[tx->rail].usable) {
         return LOOM_ERR_AGAIN;
@@ -84,11 +83,7 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
     foot.length   = loom_le32((uint32_t)length);
     foot.tail     = loom_le32(flag);
     memcpy(msg, &hdr, sizeof(hdr));
-    p = msg + sizeof(hdr);
-    for (i = 0; i < iovcnt; ++i) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
+    (void)loom_iov_pack(msg + sizeof(hdr), iov, iovcnt);
     memcpy(msg + bytes - sizeof(foot), &foot, sizeof(foot));
 
     uiov.buffer = msg;
@@ -105,8 +100,7 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
         ts->busy = true;
         ++tx->busy;
     } else if (UCS_OK != status) {
-        /* the credits taken for the header go back with the next message */
-        peer->eager.rx.credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(hdr.credits));
+        loom_eager_rx_credits_untake(peer, hdr.credits);
         if (UCS_ERR_NO_RESOURCE != status) {
             loom_peer_fail_rail(peer, tx->rail, status);
         }
@@ -184,7 +178,7 @@ void loom_eager_am_result(loom_peer_t *peer, const loom_wire_send_t *hdr, bool s
         ++peer->eager.tx.am_sent;
         ++peer->eager.tx.msgs;
     } else {
-        peer->eager.rx.credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(hdr->credits));
+        loom_eager_rx_credits_untake(peer, hdr->credits);
     }
 }
 

@@ -201,6 +201,7 @@ int  loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t 
                         const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p);
 
 /* am.c */
+uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt);
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
 int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
                    const struct iovec *iov, int iovcnt);
