@@ -118,6 +118,30 @@ static void mca_btl_loom_peer_lost(void *ctx, loom_peer_t *peer, const char *msg
     }
 }
 
+/* A message came from a process ob1 has not asked us to reach yet (it adds
+ * peers when it first sends to them): connect to it from its modex entry,
+ * so that its messages are ordered and acknowledged from the first one.
+ * The reference is dropped with the engine. */
+static loom_peer_t *mca_btl_loom_peer_find(void *ctx, loom_engine_t *engine, uint64_t name)
+{
+    opal_process_name_t proc_name;
+    loom_peer_t *peer = NULL;
+    size_t size = 0;
+    void *blob = NULL;
+    int rc;
+
+    (void)ctx;
+    proc_name.jobid = (opal_jobid_t)(name >> 32);
+    proc_name.vpid  = (opal_vpid_t)(name & 0xffffffffu);
+    OPAL_MODEX_RECV(rc, &mca_btl_loom_component.super.btl_version, &proc_name, &blob, &size);
+    if (OPAL_SUCCESS != rc) {
+        return NULL;
+    }
+    rc = loom_peer_connect(engine, blob, size, &peer);
+    free(blob);
+    return (LOOM_OK == rc) ? peer : NULL;
+}
+
 static uint64_t mca_btl_loom_my_name(void)
 {
     opal_process_name_t name = OPAL_PROC_MY_NAME;
@@ -157,6 +181,9 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.stripe_depth        = (unsigned)mca_btl_loom_component.stripe_depth;
     config.rail_timeout_ms     = (unsigned)mca_btl_loom_component.rail_timeout;
     config.am_rail             = mca_btl_loom_component.am_rail;
+    config.msg_window          = (unsigned)mca_btl_loom_component.msg_window;
+    config.rail_rejoin_ms      = (unsigned)mca_btl_loom_component.rail_rejoin;
+    config.peer_find_cb        = mca_btl_loom_peer_find;
     config.recv_cb             = mca_btl_loom_recv;
     config.log_cb              = mca_btl_loom_log;
     config.peer_lost_cb        = mca_btl_loom_peer_lost;

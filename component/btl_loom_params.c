@@ -90,6 +90,18 @@ int mca_btl_loom_params_register(void)
                          "every peer while it works; -1 spreads peers over the rails",
                          OPAL_INFO_LVL_5, &c->am_rail);
 
+    c->msg_window = 64;
+    mca_btl_loom_reg_int("msg_window", "With several rails: messages to a peer kept until "
+                         "it acknowledged them, so that they can be sent again on another "
+                         "rail if theirs fails; more wait until acknowledgements come (0: "
+                         "keep none, messages on a failing rail may be lost; else 4-65536)",
+                         OPAL_INFO_LVL_5, &c->msg_window);
+    c->rail_rejoin = 2000;
+    mca_btl_loom_reg_int("rail_rejoin", "Milliseconds between attempts to bring a failed "
+                         "rail back into use for a peer, on a fresh connection (rails that "
+                         "connect to interfaces, such as tcp) (0: never; else 10-600000)",
+                         OPAL_INFO_LVL_5, &c->rail_rejoin);
+
     c->free_list_num = 8;
     mca_btl_loom_reg_int("free_list_num", "Send fragments allocated at start-up (>= 0)",
                          OPAL_INFO_LVL_9, &c->free_list_num);
@@ -135,6 +147,11 @@ int mca_btl_loom_params_register(void)
                                                   600000)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("am_rail", c->am_rail, -1,
                                                  LOOM_MAX_RAILS - 1) ||
+        (0 != c->msg_window &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("msg_window", c->msg_window, 4, 65536)) ||
+        (0 != c->rail_rejoin &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("rail_rejoin", c->rail_rejoin, 10,
+                                                  600000)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_num", c->free_list_num, 0,
                                                  1 << 20) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_max", c->free_list_max, -1,

@@ -33,6 +33,13 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, chunks)},
     {"failovers", "Striped chunks re-driven here after the rail they were on failed",
      offsetof(loom_rail_stats_t, failovers)},
+    {"resent", "Messages sent again here after the rail they went on failed",
+     offsetof(loom_rail_stats_t, resent)},
+    {"duplicates", "Messages that arrived here a second time (sent again after a rail "
+     "failure, having arrived already) and were dropped",
+     offsetof(loom_rail_stats_t, duplicates)},
+    {"rejoins", "Times this rail came back into use for a peer after it had failed",
+     offsetof(loom_rail_stats_t, rejoins)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -56,6 +56,21 @@ void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t 
     hdr->length  = loom_le32((uint32_t)(total - sizeof(*hdr)));
 }
 
+/* Send a flat message on ep now, whatever its rail's state (rail probes):
+ * LOOM_OK, LOOM_ERR_AGAIN, or an error. */
+int loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length)
+{
+    struct iovec iov = {(void *)msg, length};
+    loom_am_pack_arg_t arg = {NULL, &iov, 1};
+    ssize_t packed = uct_ep_am_bcopy(ep, am_id, loom_am_pack, &arg, 0);
+
+    if (packed >= 0) {
+        return LOOM_OK;
+    }
+    return (UCS_ERR_NO_RESOURCE == (ucs_status_t)packed) ? LOOM_ERR_AGAIN
+                                                        : loom_status_to_rc((ucs_status_t)packed);
+}
+
 /* Send one message on a rail now: LOOM_OK, LOOM_ERR_AGAIN, or an error. */
 int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
                   const struct iovec *iov, int iovcnt)
@@ -90,22 +105,31 @@ int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
 }
 
 /* Send one upper-layer message now, through the peer's eager ring if it
- * can take it, else by AM. */
+ * can take it, else by AM.  Nothing new goes while earlier messages are
+ * being sent again, or while too many wait for an acknowledgement; when
+ * half of those wait, the message goes by AM and asks for one at once. */
 int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt)
 {
     size_t length = loom_iov_length(iov, iovcnt);
     loom_wire_send_t hdr;
+    bool ack_now;
     int rc;
 
-    if (LOOM_OK == loom_eager_send(peer, tag, iov, iovcnt, length)) {
+    if (!loom_msg_can_send(peer)) {
+        return LOOM_ERR_AGAIN;
+    }
+    ack_now = loom_msg_ack_wanted(peer);
+    if (!ack_now && LOOM_OK == loom_eager_send(peer, tag, iov, iovcnt, length)) {
         return LOOM_OK;
     }
     loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
+    hdr.hdr.flags = ack_now ? LOOM_WIRE_FLAG_ACK_REQ : 0;
     loom_eager_am_stamp(peer, &hdr);
     rc = loom_am_issue(peer, peer->am_rail, LOOM_WIRE_SEND, &hdr, iov, iovcnt);
     loom_eager_am_result(peer, &hdr, LOOM_OK == rc);
     if (LOOM_OK == rc) {
         loom_rail_stats_t *stats = &peer->engine->rails[peer->am_rail].stats;
+        loom_msg_sent(peer, peer->am_rail, tag, iov, iovcnt, length);
         stats->bytes_sent += length;
         ++stats->messages_sent;
     }
@@ -225,6 +249,6 @@ ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned fl
     }
     rail->stats.bytes_received += length - sizeof(*hdr);
     ++rail->stats.messages_received;
-    loom_eager_rx_am(rail->engine, hdr, hdr + 1, length - sizeof(*hdr));
+    loom_eager_rx_am(rail->engine, rail->index, hdr, hdr + 1, length - sizeof(*hdr));
     return UCS_OK;
 }

@@ -10,9 +10,10 @@
  * sender's, which the sender takes only once its head and tail flags both
  * arrived.  Rings shrink the same way when idle or over the memory budget.
  *
- * Order: every message of a direction, by ring or by AM, carries how many
- * of the other kind the sender issued before it; the receiver delivers in
- * that order (both kinds travel on one endpoint, which keeps their order).
+ * Order: every message of a direction, by ring or by AM, carries its
+ * sequence number (reliable.c); the receiver delivers in that order, holding
+ * an AM that overtook a ring message and leaving a ring message that
+ * overtook an AM in its slot.
  */
 #ifndef LOOM_EAGER_H
 #define LOOM_EAGER_H
@@ -81,17 +82,17 @@ typedef struct loom_eager_tx {
     uct_rkey_bundle_t rkey;
     bool              rkey_valid;
     uint32_t          ring_sent;  /* messages written into rings, ever */
-    uint32_t          am_sent;    /* messages sent by AM, ever */
     unsigned long     msgs;       /* messages to the peer, for msgs_before_ring */
     uint64_t          last_use;
     uint64_t          window_start; /* idle shrink: since when ... */
     size_t            window_max;   /* ... the largest message was this */
 } loom_eager_tx_t;
 
-/* A message that came by AM before the ring messages it must follow. */
+/* A message that came by AM before messages it must follow: by ring, or
+ * by AM on a rail that failed and is sent again. */
 typedef struct loom_eager_held {
     struct loom_eager_held *next;
-    uint32_t ring_before;
+    uint32_t seq;
     uint8_t  tag;
     size_t   length;
     uint8_t  data[];
@@ -105,7 +106,6 @@ typedef struct loom_eager_rx {
     loom_eager_mem_t  mem;        /* the ring */
     uint32_t          slot;       /* next slot to read */
     uint32_t          ring_recv;  /* ring messages delivered, ever */
-    uint32_t          am_recv;    /* AM messages delivered, ever */
     uint32_t          credits_owed; /* slots consumed, not yet returned */
     uint64_t          last_use;
     bool              hinted;     /* asked the sender to shrink; not answered yet */
@@ -180,7 +180,7 @@ ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned
 
 /* eager_rx.c: the receiving side */
 ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags);
-void   loom_eager_rx_am(struct loom_engine *engine, const loom_wire_send_t *hdr,
+void   loom_eager_rx_am(struct loom_engine *engine, int rail, const loom_wire_send_t *hdr,
                         const void *payload, size_t length);
 int    loom_eager_rx_poll(struct loom_peer *peer);
 uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);

@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a is after b, in the wrapping counters of a direction */
-static inline bool loom_seq_after(uint32_t a, uint32_t b)
-{
-    return (int32_t)(a - b) > 0;
-}
-
 uint16_t loom_eager_rx_credits_take(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
@@ -63,10 +57,11 @@ static void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint6
 /* ---- delivery in order ------------------------------------------------------- */
 
 static void loom_eager_deliver(loom_peer_t *peer, uint8_t tag, const void *data,
-                               size_t length)
+                               size_t length, bool ack_now)
 {
     loom_engine_t *engine = peer->engine;
 
+    loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
     engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
 }
 
@@ -115,7 +110,20 @@ static void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
     ++rx->credits_owed;
 }
 
-/* Deliver what may go now, in the sender's order; returns how many. */
+static loom_eager_held_t *loom_eager_held_pop(loom_eager_rx_t *rx)
+{
+    loom_eager_held_t *held = rx->held_head;
+
+    rx->held_head = held->next;
+    if (NULL == rx->held_head) {
+        rx->held_tail = NULL;
+    }
+    --rx->held_count;
+    return held;
+}
+
+/* Deliver what may go now, in the sender's order; returns how many
+ * messages were taken (duplicates dropped included). */
 static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
@@ -123,21 +131,15 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
     loom_eager_held_t *held;
     loom_wire_slot_t *hdr = NULL;
     size_t length = 0;
-    int count = 0, ready;
+    int count = 0, ready, order;
 
     for (;;) {
         held = rx->held_head;
-        if (NULL != held && (0 == rx->phase || !loom_seq_after(held->ring_before, rx->ring_recv))) {
-            rx->held_head = held->next;
-            if (NULL == rx->held_head) {
-                rx->held_tail = NULL;
+        if (NULL != held && (order = loom_msg_order(peer, held->seq)) <= 0) {
+            held = loom_eager_held_pop(rx);
+            if (0 == order) {
+                loom_eager_deliver(peer, held->tag, held->data, held->length, false);
             }
-            --rx->held_count;
-            if (0 == rx->phase) {
-                rx->ring_recv = held->ring_before; /* no ring: nothing to wait for */
-            }
-            ++rx->am_recv;
-            loom_eager_deliver(peer, held->tag, held->data, held->length);
             free(held);
             ++count;
             continue;
@@ -151,8 +153,9 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
             loom_eager_rx_consume(peer, NULL);
             continue;
         }
-        if (loom_seq_after(loom_from_le32(hdr->am_before), rx->am_recv)) {
-            break; /* an AM sent before it has not been delivered yet */
+        order = loom_msg_order(peer, loom_from_le32(hdr->seq));
+        if (order > 0) {
+            break; /* a message sent before it by AM has not come yet */
         }
         if (hdr->gen != rx->gen) {
             loom_log(peer->engine, LOOM_LOG_WARN, "eager ring of peer %#llx: a message for "
@@ -160,7 +163,12 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
                      (unsigned long long)peer->name, hdr->gen, rx->gen);
         }
         loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
-        loom_eager_deliver(peer, hdr->tag, hdr + 1, length);
+        loom_msg_acked(peer, hdr->ack);
+        if (0 == order) {
+            loom_eager_deliver(peer, hdr->tag, hdr + 1, length, false);
+        } else {
+            loom_msg_duplicate(peer, rx->rail); /* it was sent again by AM and came */
+        }
         loom_eager_rx_consume(peer, hdr);
         ++stats->ring_received;
         ++peer->engine->rails[rx->rail].stats.messages_received;
@@ -170,57 +178,83 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
     return count;
 }
 
-/* An upper-layer message came by AM: deliver it now if every ring message
- * sent before it was delivered, else keep a copy until they are. */
-void loom_eager_rx_am(loom_engine_t *engine, const loom_wire_send_t *hdr, const void *payload,
-                      size_t length)
+/* Keep a copy of a message that came before one it must follow, in
+ * sequence order; false if it cannot be kept. */
+static bool loom_eager_rx_hold(loom_peer_t *peer, uint32_t seq, uint8_t tag,
+                               const void *payload, size_t length)
 {
-    loom_peer_t *peer = loom_peer_lookup(engine, loom_from_le64(hdr->sender));
-    loom_eager_rx_t *rx;
-    loom_eager_held_t *held;
-    uint32_t ring_before = loom_from_le32(hdr->ring_before);
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_held_t *held, **prev;
 
-    if (NULL == peer) {
-        /* not connected yet: it cannot have a ring here */
-        engine->config.recv_cb(engine->config.cb_ctx, hdr->hdr.tag, payload, length);
-        return;
+    for (prev = &rx->held_head; NULL != *prev && loom_seq_after(seq, (*prev)->seq);
+         prev = &(*prev)->next) {
     }
-    rx = &peer->eager.rx;
-    loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
-    if (0 != rx->phase && NULL == rx->held_head && loom_seq_after(ring_before, rx->ring_recv)) {
-        loom_eager_rx_deliver_ready(peer); /* ring messages sent before it */
-    }
-    if (NULL == rx->held_head &&
-        (0 == rx->phase || !loom_seq_after(ring_before, rx->ring_recv))) {
-        if (0 == rx->phase) {
-            rx->ring_recv = ring_before;
-        }
-        ++rx->am_recv;
-        loom_eager_deliver(peer, hdr->hdr.tag, payload, length);
-        return;
+    if (NULL != *prev && (*prev)->seq == seq) {
+        return true; /* a second copy of one already kept */
     }
     held = malloc(sizeof(*held) + length);
     if (NULL == held) {
-        loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping a message of peer %#llx "
-                 "until the ring messages before it arrived; delivered early",
-                 (unsigned long long)peer->name);
-        ++rx->am_recv;
-        loom_eager_deliver(peer, hdr->hdr.tag, payload, length);
-        return;
+        return false;
     }
-    held->next        = NULL;
-    held->ring_before = ring_before;
-    held->tag         = hdr->hdr.tag;
-    held->length      = length;
+    held->seq    = seq;
+    held->tag    = tag;
+    held->length = length;
     memcpy(held->data, payload, length);
-    if (NULL == rx->held_tail) {
-        rx->held_head = held;
-    } else {
-        rx->held_tail->next = held;
+    held->next = *prev;
+    *prev      = held;
+    if (NULL == held->next) {
+        rx->held_tail = held;
     }
-    rx->held_tail = held;
     ++rx->held_count;
     loom_eager_activate(peer);
+    return true;
+}
+
+/* An upper-layer message came by AM: deliver it now if it is the next one
+ * of its sender, drop it if it was delivered before (sent again after a
+ * rail failed), else keep a copy until the ones before it came. */
+void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+                      const void *payload, size_t length)
+{
+    loom_peer_t *peer = loom_peer_lookup(engine, loom_from_le64(hdr->sender));
+    uint32_t seq = loom_from_le32(hdr->seq);
+    bool ack_now = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_ACK_REQ);
+    int order;
+
+    if (NULL == peer && loom_msg_stranger_keep(engine, rail, hdr, sizeof(*hdr) + length)) {
+        return; /* connected to its sender, then delivered, from progress */
+    }
+    if (NULL == peer) {
+        /* no way to reach it: it cannot have a ring here, nor send again */
+        engine->config.recv_cb(engine->config.cb_ctx, hdr->hdr.tag, payload, length);
+        return;
+    }
+    loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
+    loom_msg_acked(peer, hdr->ack);
+    while ((order = loom_msg_order(peer, seq)) > 0) {
+        if (0 == loom_eager_rx_deliver_ready(peer)) {
+            break; /* what comes before it is still on its way */
+        }
+    }
+    if (order < 0) {
+        loom_msg_duplicate(peer, rail);
+        return;
+    }
+    if (order > 0) {
+        if (!loom_eager_rx_hold(peer, seq, hdr->hdr.tag, payload, length)) {
+            loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping message %u of peer "
+                     "%#llx until the ones before it came; dropped, it will be sent again "
+                     "only if its rail fails", seq, (unsigned long long)peer->name);
+        }
+        if (ack_now) {
+            loom_msg_ack_soon(peer); /* tell it what we have */
+        }
+        return;
+    }
+    loom_eager_deliver(peer, hdr->hdr.tag, payload, length, ack_now);
+    if (NULL != peer->eager.rx.held_head || 0 != peer->eager.rx.phase) {
+        loom_eager_rx_deliver_ready(peer);
+    }
 }
 
 /* ---- requests ------------------------------------------------------------------- */
@@ -432,8 +466,7 @@ static void loom_eager_rx_serve(loom_peer_t *peer)
     memcpy(&req, rx->req, sizeof(req));
     if (0 != rx->phase) {
         loom_eager_rx_deliver_ready(peer);
-        if (loom_seq_after(loom_from_le32(req.ring_before), rx->ring_recv) ||
-            NULL != rx->held_head) {
+        if (loom_seq_after(loom_from_le32(req.ring_before), rx->ring_recv)) {
             return; /* ring messages sent before the request are still coming */
         }
     }
@@ -491,9 +524,6 @@ ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned 
         }
         return UCS_OK;
     }
-    /* Every AM sent before the request has arrived (one endpoint keeps the
-     * order), delivered or held: this is how many were delivered. */
-    peer->eager.rx.am_recv    = loom_from_le32(req.am_before) - peer->eager.rx.held_count;
     peer->eager.rx.served_seq = loom_from_le32(req.req_seq);
     /* a newer request supersedes one still waiting: it was sent later */
     memcpy(peer->eager.rx.req, data, length);

@@ -76,7 +76,7 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
     }
     memset(&hdr, 0, sizeof(hdr));
     hdr.head      = loom_le32(flag);
-    hdr.am_before = loom_le32(tx->am_sent);
+    loom_msg_stamp(peer, &hdr.seq, &hdr.ack);
     hdr.credits   = loom_le16(loom_eager_rx_credits_take(peer));
     hdr.tag       = tag;
     hdr.gen       = tx->gen;
@@ -106,6 +106,7 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
         }
         return LOOM_ERR_AGAIN;
     }
+    loom_msg_sent(peer, tx->rail, tag, iov, iovcnt, length);
     tx->slot = (tx->slot + 1) % tx->mem.slot_count;
     --tx->credits;
     ++tx->ring_sent;
@@ -161,34 +162,34 @@ int loom_eager_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int
     return rc;
 }
 
-/* An AM to the peer is leaving: stamp its place among the ring messages and
- * return the reverse ring's credits with it. */
+/* An AM to the peer is leaving: stamp its sequence number and return the
+ * reverse ring's credits with it. */
 void loom_eager_am_stamp(loom_peer_t *peer, loom_wire_send_t *hdr)
 {
-    hdr->sender      = loom_le64(peer->engine->config.name);
-    hdr->ring_before = loom_le32(peer->eager.tx.ring_sent);
-    hdr->credits     = loom_le16(loom_eager_rx_credits_take(peer));
-    hdr->reserved    = 0;
+    hdr->sender    = loom_le64(peer->engine->config.name);
+    loom_msg_stamp(peer, &hdr->seq, &hdr->ack);
+    hdr->credits   = loom_le16(loom_eager_rx_credits_take(peer));
+    hdr->reserved  = 0;
+    hdr->reserved2 = 0;
 }
 
 /* It went (counted), or it did not (its credits go with a later one). */
 void loom_eager_am_result(loom_peer_t *peer, const loom_wire_send_t *hdr, bool sent)
 {
     if (sent) {
-        ++peer->eager.tx.am_sent;
         ++peer->eager.tx.msgs;
     } else {
         loom_eager_rx_credits_untake(peer, hdr->credits);
     }
 }
 
-/* A request is leaving (loom_op_advance): its counters are those of now. */
+/* A request is leaving (loom_op_advance): the receiver drains the ring
+ * messages written before it. */
 void loom_eager_req_stamp(loom_peer_t *peer, void *msg)
 {
     loom_wire_eager_req_t *req = msg;
 
     req->ring_before = loom_le32(peer->eager.tx.ring_sent);
-    req->am_before   = loom_le32(peer->eager.tx.am_sent);
 }
 
 /* Send the request for a ring of this phase (0: none).  From now on until

@@ -190,6 +190,7 @@ void loom_engine_destroy(loom_engine_t *engine)
         free(peer);
     }
     loom_stripe_free_all(engine);
+    loom_msg_strangers_free(engine);
     while (NULL != engine->owned_ops) {
         loom_op_free_owned(engine, engine->owned_ops);
     }
@@ -221,6 +222,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->status     = LOOM_OK;
     op->rkey_valid = false;
     op->done_sent  = false;
+    op->on_wire    = false;
     peer->owed    += loom_op_owed(op);
     ++peer->outstanding;
     ++peer->engine->outstanding;
@@ -245,7 +247,7 @@ void loom_op_finish(loom_op_t *op, int status)
     engine->done_tail = op;
 }
 
-static void loom_peer_mark_busy(loom_peer_t *peer)
+void loom_peer_mark_busy(loom_peer_t *peer)
 {
     if (!peer->queued) {
         peer->queued             = true;
@@ -374,6 +376,8 @@ int loom_op_advance(loom_op_t *op)
             loom_eager_req_stamp(op->peer, op->msg); /* its counters are those of now */
         } else if (LOOM_WIRE_EAGER_NOTE == op->msg[1]) {
             loom_eager_note_stamp(op->peer, op->msg); /* credits of the ring of now */
+        } else if (LOOM_WIRE_MSG_ACK == op->msg[1]) {
+            loom_msg_ack_stamp(op->peer, op->msg); /* what was delivered by now */
         }
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;
@@ -423,7 +427,9 @@ static int loom_engine_drain_queues(loom_engine_t *engine)
     while (NULL != (peer = list)) {
         list         = peer->next_busy;
         peer->queued = false;
-        idle = loom_engine_drain_queue(peer, &peer->queue, &count);
+        /* messages sent again after a rail failed go before anything new */
+        idle = loom_msg_resend_progress(peer) &&
+               loom_engine_drain_queue(peer, &peer->queue, &count);
         for (i = 0; i < engine->rail_count; ++i) {
             idle &= loom_engine_drain_queue(peer, &peer->rails[i].rail_queue, &count);
         }
@@ -467,11 +473,16 @@ int loom_engine_progress(loom_engine_t *engine)
     }
     engine->in_progress = true;
     count  = (int)uct_worker_progress(engine->worker);
+    if (NULL != engine->strangers_head) {
+        count += loom_msg_strangers_progress(engine);
+    }
     count += loom_eager_progress(engine);
     if (NULL != engine->busy_peers) {
         count += loom_engine_drain_queues(engine);
     }
     loom_stripe_watch(engine);
+    loom_msg_watch(engine);
+    loom_rejoin_progress(engine);
     if (NULL != engine->done_head) {
         count += loom_engine_run_callbacks(engine);
     }

@@ -49,6 +49,37 @@ typedef struct loom_opq {
     loom_op_t *tail;
 } loom_opq_t;
 
+/* An upper-layer message kept until the peer acknowledged it. */
+typedef struct loom_msg_entry {
+    struct loom_msg_entry *next;
+    uint64_t sent;     /* loom_now_ns() when it last left */
+    uint32_t seq;
+    int      rail;     /* the rail it last left on */
+    uint8_t  tag;
+    size_t   length;
+    uint8_t  data[];
+} loom_msg_entry_t;
+
+/* Sequence numbers, acknowledgements and re-sending of the upper-layer
+ * messages of both directions to one peer (reliable.c). */
+typedef struct loom_msg_state {
+    uint32_t          tx_seq;      /* sequence number of our next message */
+    loom_msg_entry_t *log_head;    /* sent, not acknowledged, in order */
+    loom_msg_entry_t *log_tail;
+    unsigned          log_count;
+    bool              resending;   /* a rail failed: send the log again first */
+    uint32_t          resend_seq;  /* next to send again */
+    uint32_t          rx_seq;      /* sequence number expected next */
+    uint32_t          acked;       /* rx_seq when we last acknowledged */
+    bool              ack_queued;  /* a MSG_ACK waits to leave */
+    bool              asked;       /* we asked for an ack on another rail ... */
+    uint64_t          asked_time;  /* ... at this time ... */
+    uint32_t          asked_seq;   /* ... for the message of this number */
+} loom_msg_state_t;
+
+/* What a rail has to send from progress to come back (rejoin.c). */
+enum { LOOM_PROBE_NONE, LOOM_PROBE_TRY, LOOM_PROBE_ANSWER, LOOM_PROBE_CONFIRM };
+
 /* State of one rail towards one peer. */
 typedef struct loom_peer_rail {
     uct_ep_h ep;
@@ -60,6 +91,15 @@ typedef struct loom_peer_rail {
     bool     told_connected;  /* connect-to-ep: peer knows we are connected */
     loom_opq_t rail_queue;    /* RDMA and control ops waiting for this rail
                                  only: a busy rail holds up no other */
+    uint32_t rail_epoch;      /* connections of this rail to the peer so far */
+    uint64_t next_probe;      /* failed: when to try the rail again */
+    uct_ep_h probe_ep;        /* failed: fresh endpoint a probe went on */
+    int      probe_state;     /* LOOM_PROBE_*: what waits to leave */
+    uint32_t probe_epoch;     /* the rail epoch being set up */
+    bool     fresh_ep;        /* failed: ep is a fresh one of probe_epoch */
+    bool     down_told;       /* failed because the peer said it failed it */
+    bool     to_close;        /* failed: its endpoint is closed from progress */
+    loom_op_t *wire_ops;      /* RDMA ops waiting for a completion on ep */
     uint64_t last_landed;     /* when a chunk last landed (or the watch began) */
     uint64_t landed_mark;     /* peer->chunks_landed when last_landed was set */
     size_t   inflight_bytes;  /* striped chunks on their way */
@@ -85,6 +125,9 @@ struct loom_peer {
     size_t           owed;        /* outstanding ops the upper layer waits for
                                      (not loom's own messages and serves) */
     loom_eager_peer_t eager;      /* eager rings, both directions */
+    loom_msg_state_t msg;         /* message order, acks, re-sending */
+    void            *addr_blob;   /* its address, for fresh endpoints */
+    size_t           addr_blob_len;
 };
 
 /* CONNECT messages that arrived before we connected to their sender. */
@@ -151,6 +194,16 @@ struct loom_engine {
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
     loom_op_t           *owned_ops;    /* ops allocated by the engine, live */
     struct loom_stripe  *stripes;      /* striped transfers in progress */
+    unsigned             failed_rails; /* (peer, rail) pairs out of use */
+    size_t               msgs_logged;  /* messages kept for re-sending, all peers */
+    unsigned             msg_watch_tick;
+    uint64_t             next_msg_watch;
+    struct loom_msg_stranger *strangers_head; /* messages of processes not */
+    struct loom_msg_stranger *strangers_tail; /* connected yet (reliable.c) */
+    bool                 strangers_running;
+    unsigned             probes_pending; /* rail probes or answers waiting to leave */
+    unsigned             closes_pending; /* failed endpoints to close (rejoin.c) */
+    uint64_t             next_rejoin;  /* when failed rails are looked at next */
     loom_eager_engine_t  eager;
 };
 
@@ -167,6 +220,7 @@ static inline bool loom_op_owed(const loom_op_t *op)
 void loom_op_finish(loom_op_t *op, int status);
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
 void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
+void loom_peer_mark_busy(loom_peer_t *peer);
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
 loom_op_t *loom_opq_pop(loom_opq_t *q);
 int  loom_op_advance(loom_op_t *op);
@@ -203,6 +257,7 @@ int  loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t 
 /* am.c */
 uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt);
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
+int  loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length);
 int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
                    const struct iovec *iov, int iovcnt);
 int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
@@ -215,12 +270,47 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
                          uint8_t type, size_t min_length);
 void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
 
+/* reliable.c */
+bool loom_msg_can_send(const loom_peer_t *peer);
+bool loom_msg_ack_wanted(const loom_peer_t *peer);
+void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack);
+void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
+                   int iovcnt, size_t length);
+void loom_msg_acked(loom_peer_t *peer, uint32_t ack);
+int  loom_msg_order(const loom_peer_t *peer, uint32_t seq);
+void loom_msg_delivered(loom_peer_t *peer, bool ack_now);
+void loom_msg_duplicate(loom_peer_t *peer, int rail);
+void loom_msg_ack_soon(loom_peer_t *peer);
+void loom_msg_ack_stamp(loom_peer_t *peer, void *msg);
+ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
+void loom_msg_resend_start(loom_peer_t *peer);
+bool loom_msg_resend_progress(loom_peer_t *peer);
+void loom_msg_peer_fini(loom_peer_t *peer);
+void loom_msg_watch(loom_engine_t *engine);
+bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, size_t length);
+int  loom_msg_strangers_progress(loom_engine_t *engine);
+void loom_msg_strangers_free(loom_engine_t *engine);
+/* a is after b, in the wrapping sequence numbers of a direction */
+static inline bool loom_seq_after(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+
+/* rejoin.c */
+void loom_rejoin_progress(loom_engine_t *engine);
+void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
+void loom_rejoin_tell_down(loom_peer_t *peer, int index);
+ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags);
+void loom_rejoin_peer_fini(loom_peer_t *peer);
+
 /* peer.c */
 loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
 int  loom_peer_rdma_rail(loom_peer_t *peer);
+void loom_peer_choose_am_rail(loom_peer_t *peer);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
+loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name);
 
 /* region.c */
 int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
@@ -234,6 +324,7 @@ int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
+void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);

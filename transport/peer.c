@@ -13,6 +13,19 @@ loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name)
     return loom_hash_get(&engine->peers, name);
 }
 
+/* The sender of a message: connected now if it was not yet (the upper
+ * layer may connect only when it first sends), so that its messages are
+ * ordered and acknowledged from the first one; NULL if it cannot be. */
+loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name)
+{
+    loom_peer_t *peer = loom_peer_lookup(engine, name);
+
+    if (NULL == peer && NULL != engine->config.peer_find_cb) {
+        peer = engine->config.peer_find_cb(engine->config.cb_ctx, engine, name);
+    }
+    return peer;
+}
+
 uint64_t loom_peer_name(const loom_peer_t *peer)
 {
     return peer->name;
@@ -37,7 +50,7 @@ static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
 }
 
 /* The rail for messages: a fixed choice per peer spreads peers over rails. */
-static void loom_peer_choose_am_rail(loom_peer_t *peer)
+void loom_peer_choose_am_rail(loom_peer_t *peer)
 {
     int count = peer->engine->rail_count, i;
     int first = (peer->engine->config.am_rail >= 0 && peer->engine->config.am_rail < count)
@@ -195,10 +208,14 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     peer->name     = loom_from_le64(addr->name);
     peer->epoch    = loom_from_le32(addr->epoch);
     peer->refcount = 1;
-    if (0 != loom_hash_put(&engine->peers, peer->name, peer)) {
+    peer->addr_blob = malloc(length);
+    if (NULL == peer->addr_blob || 0 != loom_hash_put(&engine->peers, peer->name, peer)) {
+        free(peer->addr_blob);
         free(peer);
         return LOOM_ERR_NOMEM;
     }
+    memcpy(peer->addr_blob, blob, length);
+    peer->addr_blob_len = length;
     loom_eager_peer_init(peer);
     /* Rail i pairs with the peer's rail i when both run the same transport. */
     for (i = 0; i < engine->rail_count && i < addr->rail_count; ++i) {
@@ -298,6 +315,7 @@ void loom_peer_disconnect(loom_peer_t *peer)
     if (!engine->in_progress) {
         loom_engine_progress(engine); /* run the callbacks of what was dropped */
     }
+    loom_rejoin_peer_fini(peer);
     for (i = 0; i < engine->rail_count; ++i) {
         if (NULL != peer->rails[i].ep) {
             uct_ep_destroy(peer->rails[i].ep);
@@ -308,6 +326,9 @@ void loom_peer_disconnect(loom_peer_t *peer)
     }
     loom_hash_remove(&engine->peers, peer->name);
     loom_eager_peer_fini(peer); /* nothing can land in its rings now */
+    loom_msg_peer_fini(peer);
+    free(peer->addr_blob);
+    peer->addr_blob = NULL;
     if (peer->outstanding > 0) {
         loom_peer_retire(peer);
         return;
@@ -376,12 +397,15 @@ static void loom_peer_check_lost(loom_peer_t *peer)
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
+    /* our messages to the peer went on it, by AM or by ring */
+    bool carried = peer->am_rail == rail || peer->eager.tx.rail == rail;
 
     if (prail->failed) {
         return;
     }
     prail->failed = true;
     prail->usable = false;
+    loom_rejoin_rail_failed(peer, rail); /* closes the endpoint from progress */
     /* A peer that closes while nothing is in flight to it (e.g. it finalized
      * first) is no error; an operation that later needs the rail reports it. */
     loom_log(peer->engine, peer->outstanding > 0 ? LOOM_LOG_ERROR : LOOM_LOG_INFO,
@@ -392,6 +416,10 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
     if (peer->am_rail == rail) {
         loom_peer_choose_am_rail(peer);
     }
+    if (carried && !peer->rails[peer->am_rail].failed) {
+        loom_msg_resend_start(peer);
+    }
+    loom_rejoin_tell_down(peer, rail);
     loom_peer_fail_requests(peer, rail);
     loom_peer_check_lost(peer);
 }

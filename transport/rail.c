@@ -22,6 +22,8 @@ int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
         {LOOM_WIRE_CONNECT,   loom_connect_recv},
         {LOOM_WIRE_EAGER_REQ, loom_eager_req_recv},
         {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
+        {LOOM_WIRE_MSG_ACK,   loom_msg_ack_recv},
+        {LOOM_WIRE_PROBE,     loom_probe_recv},
     };
     ucs_status_t status;
     size_t i;

@@ -243,11 +243,56 @@ void loom_rdma_complete(loom_op_t *op, int rc)
     loom_op_finish(op, rc);
 }
 
+/* The ops of a rail endpoint that wait for UCT, so that they can be failed
+ * before the endpoint is destroyed (UCT would drop their completions). */
+static void loom_wire_track(loom_op_t *op)
+{
+    loom_peer_rail_t *prail = &op->peer->rails[op->rail];
+
+    op->wire_prev = NULL;
+    op->wire_next = prail->wire_ops;
+    if (NULL != op->wire_next) {
+        op->wire_next->wire_prev = op;
+    }
+    prail->wire_ops = op;
+    op->on_wire     = true;
+}
+
+static void loom_wire_untrack(loom_op_t *op)
+{
+    if (!op->on_wire) {
+        return;
+    }
+    if (NULL != op->wire_prev) {
+        op->wire_prev->wire_next = op->wire_next;
+    } else {
+        op->peer->rails[op->rail].wire_ops = op->wire_next;
+    }
+    if (NULL != op->wire_next) {
+        op->wire_next->wire_prev = op->wire_prev;
+    }
+    op->on_wire = false;
+}
+
 static void loom_rdma_comp(uct_completion_t *self)
 {
     loom_op_t *op = loom_container_of(self, loom_op_t, comp);
 
+    loom_wire_untrack(op);
     loom_rdma_complete(op, (UCS_OK == self->status) ? LOOM_OK : LOOM_ERR_IO);
+}
+
+/* The rail's endpoint to the peer was destroyed: what still waits on it
+ * (UCT dropped it) fails now, as UCT would have reported had the
+ * connection broken. */
+void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail)
+{
+    loom_op_t *op;
+
+    while (NULL != (op = peer->rails[rail].wire_ops)) {
+        op->comp.status = UCS_ERR_CANCELED;
+        loom_rdma_comp(&op->comp);
+    }
 }
 
 static int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
@@ -258,6 +303,7 @@ static int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
     }
     if (UCS_INPROGRESS == status) {
         op->stage = LOOM_STAGE_WAIT;
+        loom_wire_track(op);
         return LOOM_OK;
     }
     return loom_status_to_rc(status);
@@ -434,7 +480,13 @@ ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned 
         return UCS_OK;
     }
     loom_hash_remove(&rail->engine->requests, op->id);
-    if (LOOM_OK != rc) {
+    if (LOOM_ERR_IO == rc && !op->peer->rails[op->rail].failed) {
+        /* the owner's write back to us on that rail broke: so did the rail
+         * (the owner's notice may still be on its way), and a striped chunk
+         * is then placed again on another */
+        loom_peer_fail_rail(op->peer, op->rail, UCS_ERR_IO_ERROR);
+    }
+    if (LOOM_OK != rc && LOOM_ERR_IO != rc) {
         loom_log(rail->engine, LOOM_LOG_ERROR, "peer %#llx refused our get of %zu bytes: %s",
                  (unsigned long long)op->peer->name, op->length, loom_strerror(rc));
     }

@@ -53,6 +53,9 @@ typedef struct loom_rail_stats {
     unsigned long refused;        /* malformed or stale messages/keys refused */
     unsigned long chunks;         /* striped chunks that landed */
     unsigned long failovers;      /* chunks re-driven here after their rail failed */
+    unsigned long resent;         /* messages sent again here after their rail failed */
+    unsigned long duplicates;     /* messages that arrived here a second time, dropped */
+    unsigned long rejoins;        /* times this rail came back into use for a peer */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */
@@ -104,6 +107,10 @@ typedef void (*loom_log_cb_t)(void *ctx, int level, const char *msg);
 /* Called once when every rail to a peer failed while work to it was pending:
  * nothing can reach it any more.  msg names the peer and its rails. */
 typedef void (*loom_peer_lost_cb_t)(void *ctx, loom_peer_t *peer, const char *msg);
+/* A message came from a process not connected yet: connect to it now if
+ * its address can be found (loom_peer_connect), so that its messages are
+ * delivered in order and acknowledged; NULL if it cannot. */
+typedef loom_peer_t *(*loom_peer_find_cb_t)(void *ctx, loom_engine_t *engine, uint64_t name);
 
 enum { LOOM_LOG_ERROR = 0, LOOM_LOG_WARN = 1, LOOM_LOG_INFO = 2,
        LOOM_LOG_DEBUG = 3 };
@@ -121,6 +128,10 @@ typedef struct loom_engine_config {
                                        for this long is failed; 0 = never */
     int           am_rail;          /* rail for messages to every peer, -1 = spread
                                        peers over rails */
+    unsigned      msg_window;       /* with several rails: messages kept per peer
+                                       until acknowledged, to send again if their
+                                       rail fails; 0 = none kept */
+    unsigned      rail_rejoin_ms;   /* try a failed rail again this often, 0 = never */
     /* eager RDMA rings, per peer and direction, grown on demand */
     int           eager_mode;       /* LOOM_EAGER_*: where rings are used */
     unsigned      eager_phase_count; /* phases with a ring, 0..LOOM_EAGER_MAX_PHASES */
@@ -133,6 +144,7 @@ typedef struct loom_engine_config {
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     loom_peer_lost_cb_t peer_lost_cb;
+    loom_peer_find_cb_t peer_find_cb;
     void          *cb_ctx;
     int           verbose;      /* highest loom_log level passed to log_cb */
 } loom_engine_config_t;
@@ -166,6 +178,9 @@ struct loom_op {
     const struct iovec *iov;
     int            iovcnt;
     size_t         offset;     /* striped chunk: where in the whole transfer */
+    loom_op_t     *wire_prev;  /* waiting for a UCT completion on its rail's */
+    loom_op_t     *wire_next;  /* endpoint (loom_peer_rail_t.wire_ops) */
+    bool           on_wire;
     loom_op_t     *owned_prev; /* ops the engine allocated itself, freed at */
     loom_op_t     *owned_next; /* destroy if a dead rail never completes them */
     uint8_t        msg[LOOM_OP_MSG_MAX];

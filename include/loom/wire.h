@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 2
+#define LOOM_WIRE_VERSION 3
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -22,6 +22,8 @@ enum loom_wire_type {
     LOOM_WIRE_CONNECT   = 19, /* endpoint address for connect-to-ep rails */
     LOOM_WIRE_EAGER_REQ = 20, /* "provision the eager ring of this phase for me" */
     LOOM_WIRE_EAGER_NOTE = 21, /* ring receiver to sender: credits, shrink hint */
+    LOOM_WIRE_MSG_ACK   = 22, /* upper-layer messages delivered (loom_wire_msg_ack_t) */
+    LOOM_WIRE_PROBE     = 23, /* a failed rail is back: connect it again */
 };
 
 /* Common header of every message: 8 bytes. */
@@ -29,24 +31,76 @@ typedef struct loom_wire_hdr {
     uint8_t  version;  /* LOOM_WIRE_VERSION */
     uint8_t  type;     /* enum loom_wire_type, equal to the AM id */
     uint8_t  tag;      /* LOOM_WIRE_SEND: the upper layer's tag; else 0 */
-    uint8_t  flags;    /* reserved, 0 */
+    uint8_t  flags;    /* LOOM_WIRE_FLAG_*, 0 unless said */
     uint32_t length;   /* bytes following this header */
 } loom_wire_hdr_t;
 
+/* LOOM_WIRE_SEND: the sender keeps many messages for re-sending; acknowledge
+ * at once. */
+#define LOOM_WIRE_FLAG_ACK_REQ   0x1u
+/* LOOM_WIRE_MSG_ACK: a message of the sender waits for an acknowledgement
+ * for long; answer at once, on the rail this came by (which is not the one
+ * the message went on). */
+#define LOOM_WIRE_FLAG_ACK_ASK   0x2u
+/* LOOM_WIRE_MSG_ACK: the answer to LOOM_WIRE_FLAG_ACK_ASK. */
+#define LOOM_WIRE_FLAG_ACK_REPLY 0x4u
+
 /*
- * Upper-layer message sent as an active message.  ring_before orders it
- * among the messages of the same sender that went through the eager ring:
- * the receiver delivers it only after that many ring messages.  credits
- * returns slots of the reverse ring (LOOM_WIRE_CREDITS).  The payload
- * follows.
+ * Upper-layer message sent as an active message.  Every upper-layer message
+ * of a direction, by AM or by eager ring, has a sequence number (seq, from
+ * 0 when the peers connected); the receiver delivers in that order, once
+ * each: a message re-sent after its rail failed, or one that arrived both
+ * ways, is dropped the second time.  ack is the receiver's cumulative
+ * acknowledgement of the reverse direction (messages delivered, the next
+ * seq expected); credits return slots of the reverse ring
+ * (LOOM_WIRE_CREDITS).  The payload follows.
  */
 typedef struct loom_wire_send {
     loom_wire_hdr_t hdr;
     uint64_t sender;      /* process name */
-    uint32_t ring_before; /* ring messages the sender wrote before this one */
+    uint32_t seq;
+    uint32_t ack;
     uint16_t credits;     /* LOOM_WIRE_CREDITS(gen, count) or 0 */
     uint16_t reserved;
+    uint32_t reserved2;
 } loom_wire_send_t;
+
+/* Acknowledgement of upper-layer messages, when none goes the other way. */
+typedef struct loom_wire_msg_ack {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint32_t ack;         /* as in loom_wire_send_t */
+    uint32_t reserved;
+} loom_wire_msg_ack_t;
+
+/*
+ * Rail state between two peers.  LOOM_PROBE_DOWN, on a surviving rail: "I
+ * took rail_index out of use towards you" (the other side may not notice a
+ * dead TCP path for minutes; what it sent on it must be sent again).
+ * LOOM_PROBE_TRY: a rail that failed is tried again, on a fresh endpoint of
+ * that rail; the peer replaces its own endpoint of the rail by a fresh one
+ * and answers LOOM_PROBE_ANSWER on it; the prober sends LOOM_PROBE_CONFIRM
+ * on its fresh endpoint and uses the rail, the peer uses it once CONFIRM
+ * came.  rail_epoch counts the rail's connections to that peer; neither
+ * side takes the rail back into use on a probe older than its own epoch,
+ * nor fails it on a notice of an older one.
+ */
+enum loom_wire_probe_kind {
+    LOOM_WIRE_PROBE_TRY    = 0,
+    LOOM_WIRE_PROBE_ANSWER = 1,
+    LOOM_WIRE_PROBE_DOWN   = 2,
+    LOOM_WIRE_PROBE_CONFIRM = 3,
+};
+
+typedef struct loom_wire_probe {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint32_t sender_epoch; /* the sender's incarnation */
+    uint32_t rail_epoch;
+    uint16_t rail_index;
+    uint8_t  kind;         /* enum loom_wire_probe_kind */
+    uint8_t  reserved[5];
+} loom_wire_probe_t;
 
 /* Returned ring slots, tagged with the low bits of the ring's generation so
  * that credits of a replaced ring are ignored. */
@@ -68,11 +122,11 @@ typedef struct loom_wire_send {
  */
 typedef struct loom_wire_slot {
     uint32_t head;      /* flag of this message's ring sequence number */
-    uint32_t am_before; /* messages the sender sent by AM before this one */
+    uint32_t seq;       /* message sequence number, as in loom_wire_send_t */
     uint16_t credits;   /* of the reverse ring, LOOM_WIRE_CREDITS or 0 */
     uint8_t  tag;       /* the upper layer's tag */
     uint8_t  gen;       /* generation of the ring written to */
-    uint32_t reserved;
+    uint32_t ack;       /* as in loom_wire_send_t */
 } loom_wire_slot_t;
 
 typedef struct loom_wire_slot_foot {
@@ -94,16 +148,16 @@ typedef struct loom_wire_slot_foot {
  * ring that receives my messages by one of slot_count slots of slot_size
  * bytes (both 0: no ring, phase 0), and write the acknowledgement
  * (loom_wire_eager_ack_t) at box_addr, inside the region named by the key
- * that follows.  ring_before and am_before are stamped when the request
- * leaves: the receiver first consumes that many ring messages (the old ring
- * is then empty) and has then received exactly am_before messages by AM.
+ * that follows.  ring_before is stamped when the request leaves: the
+ * receiver first consumes that many ring messages (the old ring is then
+ * empty).
  */
 typedef struct loom_wire_eager_req {
     loom_wire_hdr_t hdr;
     uint64_t sender;
     uint32_t req_seq;     /* never 0; the ack's head and tail flags */
     uint32_t ring_before;
-    uint32_t am_before;
+    uint32_t reserved1;
     uint32_t slot_size;
     uint32_t slot_count;
     uint8_t  phase;

@@ -1,0 +1,389 @@
+/*
+ * Rails that go and come back, towards one peer.
+ *
+ * A side that takes a rail out of use says so on a surviving rail (DOWN):
+ * the other side may not notice a dead TCP path for minutes, and what it
+ * sent on it must go again.  The failed rail's endpoint is closed, after
+ * loom's own operations on it were failed (UCT drops their completions on
+ * destroy), so that the dead connection is never used again.
+ *
+ * Every rail_rejoin_ms a failed rail that connects to interfaces is tried
+ * again, on fresh endpoints only: TRY goes on a new endpoint with the next
+ * rail epoch; the peer drops its own endpoint of the rail, makes a new one
+ * and sends ANSWER on it; the prober takes its new endpoint into use after
+ * CONFIRM left on it, the peer once CONFIRM arrived, so neither sends data
+ * on the rail before the other has its side of it.  Endpoints are made and
+ * closed from progress, never inside a UCT callback.  A rail connected
+ * endpoint to endpoint (rc_verbs) would need its addresses exchanged again
+ * and stays out of use.
+ */
+#include "loom_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether a tcp rail's network device has its link: a probe over a device
+ * that is down cannot succeed (and UCT logs every failed connect). */
+static bool loom_rail_link_up(const loom_rail_t *rail)
+{
+    char path[128], state[32] = "";
+    FILE *file;
+
+    if (0 != strcmp(rail->info.tl_name, "tcp")) {
+        return true;
+    }
+    snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", rail->info.dev_name);
+    file = fopen(path, "r");
+    if (NULL == file) {
+        return true;
+    }
+    if (NULL == fgets(state, sizeof(state), file)) {
+        state[0] = '\0';
+    }
+    fclose(file);
+    return 0 != strncmp(state, "down", 4) && 0 != strncmp(state, "lowerlayerdown", 14) &&
+           0 != strncmp(state, "notpresent", 10);
+}
+
+/* A fresh endpoint to the peer's interface on this rail. */
+static int loom_rejoin_ep_create(loom_peer_t *peer, int index, uct_ep_h *ep_p)
+{
+    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
+    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
+    const loom_wire_addr_t *addr;
+    uct_ep_params_t params;
+    ucs_status_t status;
+
+    if (LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
+                                      dev_addrs, iface_addrs) ||
+        index >= addr->rail_count) {
+        return LOOM_ERR_INVALID;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = peer->engine->rails[index].iface;
+    params.dev_addr   = (const uct_device_addr_t *)dev_addrs[index];
+    params.iface_addr = (const uct_iface_addr_t *)iface_addrs[index];
+    status = uct_ep_create(&params, ep_p);
+    return (UCS_OK == status) ? LOOM_OK : loom_status_to_rc(status);
+}
+
+static void loom_probe_fill(loom_peer_t *peer, loom_wire_probe_t *probe, int index,
+                            uint32_t rail_epoch, int kind)
+{
+    memset(probe, 0, sizeof(*probe));
+    loom_wire_hdr_fill(&probe->hdr, LOOM_WIRE_PROBE, 0, sizeof(*probe));
+    probe->sender       = loom_le64(peer->engine->config.name);
+    probe->sender_epoch = loom_le32(peer->engine->epoch);
+    probe->rail_epoch   = loom_le32(rail_epoch);
+    probe->rail_index   = loom_le16((uint16_t)index);
+    probe->kind         = (uint8_t)kind;
+}
+
+static int loom_probe_send(loom_peer_t *peer, int index, uct_ep_h ep, uint32_t rail_epoch,
+                           int kind)
+{
+    loom_wire_probe_t probe;
+
+    loom_probe_fill(peer, &probe, index, rail_epoch, kind);
+    return loom_am_send_raw(ep, LOOM_WIRE_PROBE, &probe, sizeof(probe));
+}
+
+/* What the rail has to do next from progress (LOOM_PROBE_*). */
+static void loom_probe_set(loom_peer_t *peer, int index, int state)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+
+    peer->engine->probes_pending += (LOOM_PROBE_NONE == prail->probe_state) -
+                                    (LOOM_PROBE_NONE == state);
+    prail->probe_state = state;
+}
+
+/*
+ * We took the rail out of use towards the peer: tell it on the rail that
+ * carries our messages now, unless it told us.
+ */
+void loom_rejoin_tell_down(loom_peer_t *peer, int index)
+{
+    loom_wire_probe_t probe;
+
+    if (peer->rails[index].down_told || peer->rails[peer->am_rail].failed) {
+        return;
+    }
+    loom_probe_fill(peer, &probe, index, peer->rails[index].rail_epoch, LOOM_WIRE_PROBE_DOWN);
+    (void)loom_ctrl_send(peer, peer->am_rail, &probe, sizeof(probe));
+}
+
+/* The rail of a peer failed (loom_peer_fail_rail): close its endpoint from
+ * progress, and try it again after a period, not at once, so that a rail
+ * that flaps is not taken back while it is still going down. */
+void loom_rejoin_rail_failed(loom_peer_t *peer, int index)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+
+    ++peer->engine->failed_rails;
+    prail->next_probe = loom_now_ns() + peer->engine->config.rail_rejoin_ms * 1000000ull;
+    prail->fresh_ep   = false;
+    if (!peer->engine->rails[index].info.connect_to_ep && NULL != prail->ep &&
+        !prail->to_close) {
+        prail->to_close = true;
+        ++peer->engine->closes_pending;
+    }
+}
+
+/* Destroy the rail's endpoint, and fail loom's operations that were waiting
+ * on it: UCT completes some of them with an error as the endpoint goes (tcp
+ * flushes) and drops others without a word (tcp puts). */
+static void loom_rejoin_close(loom_peer_t *peer, int index)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+
+    if (prail->to_close) {
+        prail->to_close = false;
+        --peer->engine->closes_pending;
+    }
+    if (NULL != prail->ep) {
+        uct_ep_destroy(prail->ep);
+        prail->ep = NULL;
+    }
+    loom_rdma_fail_wire_ops(peer, index);
+}
+
+static void loom_rejoin_drop_probe_ep(loom_peer_rail_t *prail)
+{
+    if (NULL != prail->probe_ep) {
+        uct_ep_destroy(prail->probe_ep);
+        prail->probe_ep = NULL;
+    }
+}
+
+/* The rail carries traffic to the peer again. */
+static void loom_rejoin_use(loom_peer_t *peer, int index)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+    loom_rail_t *rail = &peer->engine->rails[index];
+    bool none_left = peer->rails[peer->am_rail].failed;
+
+    --peer->engine->failed_rails;
+    loom_rejoin_drop_probe_ep(prail);
+    prail->failed      = false;
+    prail->down_told   = false;
+    prail->fresh_ep    = false;
+    prail->usable      = true;
+    prail->last_landed = loom_now_ns();
+    prail->landed_mark = peer->chunks_landed;
+    peer->lost         = false;
+    ++rail->stats.rejoins;
+    loom_log(peer->engine, LOOM_LOG_WARN, "rail %s:%s to peer %#llx is back (connection %u)",
+             rail->info.tl_name, rail->info.dev_name, (unsigned long long)peer->name,
+             prail->rail_epoch);
+    loom_peer_choose_am_rail(peer);
+    if (none_left) {
+        loom_msg_resend_start(peer); /* every rail had failed: send again what was not acked */
+    }
+    loom_peer_mark_busy(peer); /* what waits for a rail may go now */
+}
+
+/* Make the rail's endpoint the fresh one of epoch rail_epoch: probe_ep
+ * (the prober) or a new one (the peer). */
+static bool loom_rejoin_fresh(loom_peer_t *peer, int index, uct_ep_h probe_ep)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+
+    if (prail->fresh_ep) {
+        return true;
+    }
+    loom_rejoin_close(peer, index);
+    if (NULL != probe_ep) {
+        prail->ep       = probe_ep;
+        prail->probe_ep = NULL;
+    } else if (LOOM_OK != loom_rejoin_ep_create(peer, index, &prail->ep)) {
+        prail->ep = NULL;
+        return false;
+    }
+    prail->fresh_ep   = true;
+    prail->rail_epoch = prail->probe_epoch;
+    return true;
+}
+
+/* Do what the rail waits for: its probe, answer or confirmation, which a
+ * fresh endpoint may take a while to send. */
+static void loom_rejoin_step(loom_peer_t *peer, int index)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+    int rc = LOOM_OK;
+
+    switch (prail->probe_state) {
+    case LOOM_PROBE_TRY:
+        rc = loom_probe_send(peer, index, prail->probe_ep, prail->probe_epoch,
+                             LOOM_WIRE_PROBE_TRY);
+        if (LOOM_OK != rc && LOOM_ERR_AGAIN != rc) {
+            loom_rejoin_drop_probe_ep(prail); /* tried again next period */
+        }
+        break;
+    case LOOM_PROBE_ANSWER:
+        if (!loom_rejoin_fresh(peer, index, NULL)) {
+            rc = LOOM_ERR_IO; /* the prober tries again */
+            break;
+        }
+        rc = loom_probe_send(peer, index, prail->ep, prail->rail_epoch, LOOM_WIRE_PROBE_ANSWER);
+        break;
+    case LOOM_PROBE_CONFIRM:
+        (void)loom_rejoin_fresh(peer, index, prail->probe_ep);
+        rc = loom_probe_send(peer, index, prail->ep, prail->rail_epoch, LOOM_WIRE_PROBE_CONFIRM);
+        if (LOOM_OK == rc) {
+            loom_probe_set(peer, index, LOOM_PROBE_NONE);
+            loom_rejoin_use(peer, index);
+            return;
+        }
+        break;
+    default:
+        return;
+    }
+    if (LOOM_ERR_AGAIN != rc) {
+        loom_probe_set(peer, index, LOOM_PROBE_NONE);
+    }
+}
+
+/* Close what failed, send what waits, and probe the failed rails whose
+ * time came. */
+static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
+{
+    loom_engine_t *engine = peer->engine;
+    int i;
+
+    for (i = 0; i < engine->rail_count; ++i) {
+        loom_peer_rail_t *prail = &peer->rails[i];
+
+        if (prail->to_close) {
+            loom_rejoin_close(peer, i);
+        }
+        loom_rejoin_step(peer, i);
+        if (!period_over || !prail->failed || LOOM_PROBE_NONE != prail->probe_state ||
+            engine->rails[i].info.connect_to_ep || now < prail->next_probe) {
+            continue;
+        }
+        prail->next_probe = now + engine->config.rail_rejoin_ms * 1000000ull;
+        loom_rejoin_drop_probe_ep(prail); /* the last probe got no answer */
+        if (!loom_rail_link_up(&engine->rails[i]) ||
+            LOOM_OK != loom_rejoin_ep_create(peer, i, &prail->probe_ep)) {
+            prail->probe_ep = NULL;
+            continue;
+        }
+        prail->probe_epoch = prail->rail_epoch + 1;
+        loom_probe_set(peer, i, LOOM_PROBE_TRY);
+        loom_rejoin_step(peer, i);
+    }
+}
+
+void loom_rejoin_progress(loom_engine_t *engine)
+{
+    bool period_over = false;
+    uint64_t now = 0;
+    loom_peer_t *peer;
+    size_t pos = 0;
+
+    if (engine->failed_rails > 0 && engine->config.rail_rejoin_ms > 0) {
+        now = loom_now_ns();
+        period_over = (now >= engine->next_rejoin);
+        if (period_over) {
+            engine->next_rejoin = now + engine->config.rail_rejoin_ms * 1000000ull / 4;
+        }
+    }
+    /* no clock read on the latency path: nothing failed, nothing waits */
+    if (!period_over && 0 == engine->probes_pending && 0 == engine->closes_pending) {
+        return;
+    }
+    while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
+        loom_rejoin_peer(peer, now, period_over);
+    }
+}
+
+ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_engine_t *engine = rail->engine;
+    loom_peer_rail_t *prail;
+    loom_wire_probe_t probe;
+    loom_peer_t *peer;
+    uint32_t rail_epoch;
+    int index;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PROBE, sizeof(probe))) {
+        return UCS_OK;
+    }
+    memcpy(&probe, data, sizeof(probe));
+    peer  = loom_peer_lookup(engine, loom_from_le64(probe.sender));
+    index = loom_from_le16(probe.rail_index);
+    if (NULL == peer || loom_from_le32(probe.sender_epoch) != peer->epoch ||
+        index >= engine->rail_count || probe.kind > LOOM_WIRE_PROBE_CONFIRM ||
+        (LOOM_WIRE_PROBE_DOWN != probe.kind &&
+         (index != rail->index || rail->info.connect_to_ep))) {
+        ++rail->stats.refused;
+        loom_log(engine, LOOM_LOG_WARN, "rail %s:%s: refused a rail probe of process %#llx "
+                 "(kind %u, rail %d): %s", rail->info.tl_name, rail->info.dev_name,
+                 (unsigned long long)loom_from_le64(probe.sender), probe.kind, index,
+                 (NULL == peer) ? "not connected" : "another incarnation or a bad rail");
+        return UCS_OK;
+    }
+    prail      = &peer->rails[index];
+    rail_epoch = loom_from_le32(probe.rail_epoch);
+    switch (probe.kind) {
+    case LOOM_WIRE_PROBE_DOWN:
+        /* the peer lost this connection of the rail (an older one is gone) */
+        if (!prail->failed && rail_epoch == prail->rail_epoch) {
+            prail->down_told = true;
+            loom_peer_fail_rail(peer, index, UCS_ERR_CONNECTION_RESET);
+        }
+        break;
+    case LOOM_WIRE_PROBE_TRY:
+        if (!loom_seq_after(rail_epoch, prail->rail_epoch) &&
+            (!prail->failed || prail->fresh_ep)) {
+            break; /* a probe of a connection we have, or are making */
+        }
+        if (!prail->failed) {
+            /* we did not see it fail: the peer did, so it goes */
+            prail->down_told = true;
+            loom_peer_fail_rail(peer, index, UCS_ERR_CONNECTION_RESET);
+        }
+        prail->fresh_ep    = false;
+        prail->probe_epoch = rail_epoch;
+        loom_probe_set(peer, index, LOOM_PROBE_ANSWER);
+        break;
+    case LOOM_WIRE_PROBE_ANSWER:
+        if (prail->failed && NULL != prail->probe_ep && LOOM_PROBE_NONE == prail->probe_state &&
+            rail_epoch == prail->probe_epoch) {
+            loom_probe_set(peer, index, LOOM_PROBE_CONFIRM);
+        }
+        break;
+    default: /* CONFIRM: the prober uses its side of the rail now */
+        if (prail->failed && prail->fresh_ep && rail_epoch == prail->rail_epoch &&
+            LOOM_PROBE_NONE == prail->probe_state) {
+            loom_rejoin_use(peer, index);
+        }
+        break;
+    }
+    return UCS_OK;
+}
+
+void loom_rejoin_peer_fini(loom_peer_t *peer)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        loom_peer_rail_t *prail = &peer->rails[i];
+
+        if (prail->to_close) {
+            prail->to_close = false;
+            --peer->engine->closes_pending;
+        }
+        loom_probe_set(peer, i, LOOM_PROBE_NONE);
+        loom_rejoin_drop_probe_ep(prail);
+        if (prail->failed) {
+            --peer->engine->failed_rails;
+        }
+    }
+}
