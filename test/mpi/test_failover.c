@@ -4,14 +4,19 @@
  * Rank 1 prints, every 100 ms, the bytes each rail has brought in so far
  * (btl_loom_rail<N>_bytes_received: the data of a per-rail throughput plot),
  * then the longest gap between two
- * completed messages (the stall) and the chunks re-driven after a failure
- * (btl_loom_rail<N>_failovers, rank 1's own, where the gets run).
+ * completed messages (the stall), the chunks re-driven after a failure
+ * (btl_loom_rail<N>_failovers, rank 1's own, where the gets run), the
+ * messages sent again and the rails that came back (btl_loom_rail<N>_resent
+ * and _rejoins, both ranks), and the bytes each rail brought in during the
+ * last 2 s of the stream.
  *
  * Usage: test_failover [-t seconds] [-s message_size]
  * Output lines: "stream started" (rank 0, as its first send begins),
  *               "start_epoch <unix time of t=0>",
  *               "sample <t> <bytes rail0> <bytes rail1> ...",
  *               "stall <seconds>", "failovers <count>", "messages <n>",
+ *               "resent <count>", "rejoins <count>",
+ *               "late <bytes rail0> <bytes rail1> ...",
  *               "rails_out <rails out of use for some peer>".
  */
 
@@ -45,11 +50,26 @@ static int read_rails(const char *counter, unsigned long long values[MAX_RAILS])
     return rails;
 }
 
+/* A counter summed over the rails, since its first read (before[]). */
+static unsigned long long rails_total(const char *counter, const unsigned long long *before)
+{
+    unsigned long long values[MAX_RAILS], total = 0;
+    int rails = read_rails(counter, values);
+
+    for (int r = 0; r < rails; r++) {
+        total += values[r] - (NULL != before ? before[r] : 0);
+    }
+    return total;
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 8, start, last, stall = 0, next_sample = 0;
     size_t size = 4 * MIB;
-    unsigned long long bytes[MAX_RAILS], failovers[MAX_RAILS], before[MAX_RAILS], total = 0;
+    unsigned long long bytes[MAX_RAILS], before[MAX_RAILS], total = 0;
+    unsigned long long resent_before[MAX_RAILS], rejoins_before[MAX_RAILS], mine[2], both[2];
+    unsigned long long late_from[MAX_RAILS] = {0};
+    int late_taken = 0;
     int rank, nprocs, rails, opt, go = 1;
     unsigned char *buf;
     long n = 0;
@@ -64,6 +84,8 @@ int main(int argc, char **argv)
     loom_test_init(&argc, &argv, "test_failover", 2, &rank, &nprocs);
     rails = read_rails("bytes_received", bytes);
     read_rails("failovers", before); /* counters read relative to their first read */
+    read_rails("resent", resent_before);
+    read_rails("rejoins", rejoins_before);
     if (rails < 2) {
         loom_test_skip("failover needs at least two rails");
     }
@@ -107,19 +129,33 @@ int main(int argc, char **argv)
                 printf("\n");
                 next_sample += 0.1;
             }
+            if (!late_taken && now - start >= seconds - 2) {
+                read_rails("bytes_received", late_from);
+                late_taken = 1;
+            }
             go = (now - start < seconds);
             LOOM_CHECK_MPI(MPI_Send(&go, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
         }
         n++;
     }
+    mine[0] = rails_total("resent", resent_before);
+    mine[1] = rails_total("rejoins", rejoins_before);
+    LOOM_CHECK_MPI(MPI_Reduce(mine, both, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 1,
+                              MPI_COMM_WORLD));
     if (1 == rank) {
         unsigned long long failed[MAX_RAILS];
         int out = 0;
 
-        read_rails("failovers", failovers);
+        read_rails("bytes_received", bytes);
+        printf("late");
+        for (int r = 0; r < rails; r++) {
+            printf(" %llu", late_taken ? bytes[r] - late_from[r] : 0ull);
+        }
+        printf("\nresent %llu\nrejoins %llu\n", both[0], both[1]);
+
+        total = rails_total("failovers", before);
         read_rails("failed_peers", failed); /* a level: read as it is */
         for (int r = 0; r < rails; r++) {
-            total += failovers[r] - before[r];
             out += (failed[r] > 0);
         }
         printf("messages %ld\nstall %.3f\nfailovers %llu\nrails_out %d\n", n, stall, total,
