@@ -372,6 +372,9 @@ int loom_op_advance(loom_op_t *op)
     case LOOM_OP_AM:
         return loom_am_send_now(op->peer, op->tag, op->iov, op->iovcnt);
     case LOOM_OP_CTRL:
+        if (!op->tag && op->peer->rails[op->rail].failed) {
+            op->rail = op->peer->am_rail; /* its rail failed while it waited */
+        }
         if (LOOM_WIRE_EAGER_REQ == op->msg[1]) {
             loom_eager_req_stamp(op->peer, op->msg); /* its counters are those of now */
         } else if (LOOM_WIRE_EAGER_NOTE == op->msg[1]) {

@@ -522,7 +522,7 @@ static void unit_side_setup(unit_ctx_t *ctx, const unit_options_t *options)
     if (LOOM_OK != rc) {
         unit_skip_or_fail(rc);
     }
-    CHECK_EQ(loom_engine_rail_count(ctx->engine), 1);
+    CHECK(loom_engine_rail_count(ctx->engine) >= 1); /* more where configure asks */
     CHECK_RC(loom_engine_address(ctx->engine, &blob, &blob_len), LOOM_OK);
     CHECK(NULL != blob && blob_len > 0);
     unit_send_u64(ctx, blob_len);

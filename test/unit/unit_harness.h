@@ -2,7 +2,8 @@
  * Unit test harness for the loom transport engine.
  *
  * unit_main() forks: the parent and the child each create an engine on the
- * single rail "tcp:lo" (never anything else: unit tests stay on loopback),
+ * single rail "tcp:lo" (unit tests stay on loopback; only a test that runs
+ * in a network namespace of its own adds a rail there, test_resend),
  * swap their address blobs over a socketpair, connect to each other and run
  * their test body.  The socketpair then carries control values (addresses,
  * packed keys, "done" notes) and barriers; every wait progresses the engine,

@@ -1,0 +1,226 @@
+/*
+ * Messages that survive a rail failure, and a rail that comes back, between
+ * two processes on two tcp rails: loopback (rail 0, which carries the
+ * messages) and one end of a veth pair (rail 1).  Two devices need a
+ * network namespace of the test's own, so the test runs itself again in
+ * one it makes (as root; it skips, saying why, otherwise).  Nothing leaves
+ * that namespace.
+ *
+ * - resend: the child holds its progress while the parent sends; the
+ *   parent takes rail 0 out of use towards the child: every message not
+ *   acknowledged goes again on rail 1, and the child, which may get the
+ *   ones already on rail 0 as well, delivers each exactly once, in order,
+ *   byte for byte; then everything is acknowledged;
+ * - rejoin: rail 0 is probed on fresh endpoints, comes back on both sides,
+ *   and carries messages again;
+ * - window: with the child holding, the parent can send only msg_window
+ *   messages not acknowledged; the rest go once the child acknowledges.
+ */
+#include "unit_harness.h"
+#include "loom_internal.h" /* the log and rail state the checks look at */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TAG          9
+#define WINDOW       16
+#define FIRST_BATCH  12
+#define SECOND_BATCH 20
+#define THIRD_BATCH  100
+#define MSG_MAX      3000
+
+static void resend_configure(loom_engine_config_t *config, bool is_parent)
+{
+    (void)is_parent;
+    config->rails          = "tcp:lo,tcp:loomr0";
+    config->max_rails      = 2;
+    config->am_rail        = 0;
+    config->msg_window     = WINDOW;
+    config->rail_rejoin_ms = 100;
+}
+
+/* Message number n: its length and bytes follow from n alone. */
+static size_t msg_length(unsigned n)
+{
+    return (n * 997u) % MSG_MAX + 1;
+}
+
+static void send_batch(unit_ctx_t *ctx, unsigned first, unsigned count)
+{
+    uint8_t buf[MSG_MAX];
+    unsigned n;
+
+    for (n = first; n < first + count; ++n) {
+        unit_fill(buf, msg_length(n), 0xabc0000ull + n);
+        CHECK_RC(unit_am_send(ctx, ctx->peer, TAG, buf, msg_length(n)), LOOM_OK);
+    }
+}
+
+/* Messages first .. first + count - 1 arrived, each once, in order. */
+static void check_batch(unit_ctx_t *ctx, unsigned first, unsigned count)
+{
+    uint8_t expect[MSG_MAX];
+    char what[64];
+    unsigned n;
+
+    UNIT_WAIT(ctx, ctx->msg_count >= first + count);
+    unit_progress_for(ctx, 0.2); /* anything delivered twice would come now */
+    CHECK_UEQ(ctx->msg_count, first + count);
+    for (n = first; n < first + count; ++n) {
+        unit_fill(expect, msg_length(n), 0xabc0000ull + n);
+        snprintf(what, sizeof(what), "message %u", n);
+        CHECK_UEQ(ctx->msgs[n].length, msg_length(n));
+        CHECK_EQ(ctx->msgs[n].tag, TAG);
+        CHECK_MEM(ctx->msgs[n].data, expect, msg_length(n), what);
+    }
+}
+
+static void child_hold_progress(unit_ctx_t *ctx)
+{
+    uint64_t go;
+
+    unit_send_u64(ctx, 2);
+    unit_recv_noprogress(ctx, &go, sizeof(go));
+    CHECK_UEQ(go, 1);
+}
+
+static void parent_wait_child_holds(unit_ctx_t *ctx)
+{
+    CHECK_UEQ(unit_recv_u64(ctx), 2);
+}
+
+static void parent_body(unit_ctx_t *ctx)
+{
+    loom_peer_t *peer = ctx->peer;
+    loom_rail_stats_t *rail0 = loom_engine_rail_stats(ctx->engine, 0);
+    loom_rail_stats_t *rail1 = loom_engine_rail_stats(ctx->engine, 1);
+    unsigned long sent0, logged;
+    int rc, sent;
+
+    CHECK_EQ(loom_engine_rail_count(ctx->engine), 2);
+    /* messages 0 and 1 connect rails 1 and 0 (a tcp endpoint connects only
+     * while its peer progresses) */
+    peer->am_rail = 1;
+    send_batch(ctx, 0, 1);
+    peer->am_rail = 0;
+    send_batch(ctx, 1, 1);
+    unit_barrier(ctx);
+    /* resend: what the held child did not acknowledge goes again on rail 1,
+     * at once; the child gets the first copies from rail 0 as well */
+    parent_wait_child_holds(ctx);
+    send_batch(ctx, 2, FIRST_BATCH);
+    logged = peer->msg.log_count;
+    CHECK(logged >= FIRST_BATCH && logged <= FIRST_BATCH + 2);
+    loom_peer_fail_rail(peer, 0, UCS_ERR_CONNECTION_RESET);
+    CHECK_EQ(peer->am_rail, 1);
+    UNIT_WAIT(ctx, !peer->msg.resending);
+    CHECK_UEQ(rail1->resent, logged);
+    unit_send_u64(ctx, 1); /* go */
+    UNIT_WAIT(ctx, 0 == peer->msg.log_count); /* all acknowledged */
+    unit_barrier(ctx);
+
+    /* rejoin: rail 0 comes back on fresh endpoints and carries messages */
+    UNIT_WAIT(ctx, !peer->rails[0].failed && peer->rails[0].usable);
+    CHECK_UEQ(rail0->rejoins, 1);
+    CHECK_EQ(peer->am_rail, 0);
+    CHECK(peer->rails[0].rail_epoch > 0);
+    unit_barrier(ctx); /* the child has it back too */
+    sent0 = rail0->messages_sent;
+    send_batch(ctx, 2 + FIRST_BATCH, SECOND_BATCH);
+    CHECK_UEQ(rail0->messages_sent - sent0, SECOND_BATCH);
+    unit_barrier(ctx);
+
+    /* window: no more than WINDOW messages wait for an acknowledgement */
+    parent_wait_child_holds(ctx);
+    for (sent = 0; sent < THIRD_BATCH; ++sent) {
+        uint8_t buf[MSG_MAX];
+        struct iovec iov;
+        unsigned n = 2 + FIRST_BATCH + SECOND_BATCH + (unsigned)sent;
+
+        unit_fill(buf, msg_length(n), 0xabc0000ull + n);
+        iov.iov_base = buf;
+        iov.iov_len  = msg_length(n);
+        rc = loom_am_send(peer, TAG, &iov, 1, NULL);
+        if (LOOM_ERR_AGAIN == rc) {
+            break;
+        }
+        CHECK_RC(rc, LOOM_OK);
+    }
+    CHECK_EQ(sent, WINDOW);
+    unit_send_u64(ctx, 1); /* go: the child acknowledges, the rest can go */
+    send_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH + WINDOW, THIRD_BATCH - WINDOW);
+    unit_barrier(ctx);
+}
+
+static void child_body(unit_ctx_t *ctx)
+{
+    loom_peer_t *peer = ctx->peer;
+
+    check_batch(ctx, 0, 2);
+    unit_barrier(ctx);
+    child_hold_progress(ctx);
+    check_batch(ctx, 2, FIRST_BATCH);
+    CHECK_MSG(loom_engine_rail_stats(ctx->engine, 0)->duplicates +
+              loom_engine_rail_stats(ctx->engine, 1)->duplicates >= FIRST_BATCH,
+              "the copies that came twice were not all counted as duplicates");
+    unit_barrier(ctx);
+
+    UNIT_WAIT(ctx, !peer->rails[0].failed && peer->rails[0].usable);
+    CHECK_UEQ(loom_engine_rail_stats(ctx->engine, 0)->rejoins, 1);
+    unit_barrier(ctx);
+    check_batch(ctx, 2 + FIRST_BATCH, SECOND_BATCH);
+    unit_barrier(ctx);
+
+    child_hold_progress(ctx);
+    check_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH, THIRD_BATCH);
+    unit_barrier(ctx);
+}
+
+/* Make the namespace with its second device, run this program in it, and
+ * remove it; the test's exit status, or 77 where it cannot be made. */
+static int run_in_namespace(void)
+{
+    char self[512], ns[64], cmd[2048];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    int rc;
+
+    if (0 != geteuid()) {
+        printf("SKIP: test_resend needs root: it makes a network namespace with a second "
+               "device for a second rail\n");
+        return UNIT_EXIT_SKIP;
+    }
+    if (len <= 0) {
+        printf("SKIP: test_resend cannot find its own program\n");
+        return UNIT_EXIT_SKIP;
+    }
+    self[len] = '\0';
+    snprintf(ns, sizeof(ns), "loomunit%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "ip netns add %1$s && ip -n %1$s link set lo up && "
+             "ip -n %1$s link add loomr0 type veth peer name loomr1 && "
+             "ip -n %1$s addr add 10.78.0.1/24 dev loomr0 && "
+             "ip -n %1$s link set loomr0 up && ip -n %1$s link set loomr1 up", ns);
+    if (0 != system(cmd)) {
+        printf("SKIP: test_resend cannot make a network namespace with a veth pair\n");
+        snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null", ns);
+        (void)system(cmd);
+        return UNIT_EXIT_SKIP;
+    }
+    snprintf(cmd, sizeof(cmd), "ip netns exec %s env LOOM_RESEND_IN_NETNS=1 '%s'", ns, self);
+    rc = system(cmd);
+    snprintf(cmd, sizeof(cmd), "ip netns del %s", ns);
+    (void)system(cmd);
+    return (WIFEXITED(rc)) ? WEXITSTATUS(rc) : 1;
+}
+
+int main(void)
+{
+    unit_options_t options = {.configure = resend_configure};
+
+    if (NULL == getenv("LOOM_RESEND_IN_NETNS")) {
+        return run_in_namespace();
+    }
+    return unit_main("test_resend", &options, parent_body, child_body);
+}
