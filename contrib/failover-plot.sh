@@ -1,15 +1,21 @@
 #!/bin/bash
 # Plot per-rail throughput over time from test_failover's output (its
-# "sample <t> <bytes rail0> <bytes rail1> ..." lines) into a PNG.  A
-# "down_epoch <unix time>" line (test/failover-check.sh writes one) and the
-# test's "start_epoch" mark when the rail went down.
+# "sample <t> <bytes rail0> <bytes rail1> ..." lines) into a PNG.  The
+# "down_epoch <unix time>" and "up_epoch <unix time>" lines that
+# test/failover-check.sh writes, with the test's "start_epoch", mark when the
+# rail went down and came back.
 #
 # usage: contrib/failover-plot.sh OUTPUT PNG
 # Needs gnuplot (contrib/install-deps.sh --plot installs it).
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 OUTPUT PNG" >&2; exit 2; }
-down=$(awk '$1 == "start_epoch" { s = $2 } $1 == "down_epoch" { d = $2 }
-            END { if (s != "" && d != "") printf "%.2f", d - s }' "$1")
+# seconds into the run of the line named $1
+mark() {
+    awk -v name="$1" '$1 == "start_epoch" { s = $2 } $1 == name { d = $2 }
+                      END { if (s != "" && d != "") printf "%.2f", d - s }' "$2"
+}
+down=$(mark down_epoch "$1")
+up=$(mark up_epoch "$1")
 command -v gnuplot >/dev/null || { echo "failover-plot: gnuplot is missing" >&2; exit 1; }
 data=$(mktemp)
 trap 'rm -f "$data"' EXIT
@@ -38,6 +44,8 @@ set key top right
 set grid
 ${down:+set arrow from $down, graph 0 to $down, graph 1 nohead dt 2 lc rgb 'red'}
 ${down:+set label 'rail down' at $down, graph 0.95 offset 1,0 tc rgb 'red'}
+${up:+set arrow from $up, graph 0 to $up, graph 1 nohead dt 2 lc rgb 'dark-green'}
+${up:+set label 'rail up' at $up, graph 0.88 offset 1,0 tc rgb 'dark-green'}
 plot $plots
 GP
 echo "failover-plot: wrote $2"

@@ -225,8 +225,9 @@ void loom_eager_peer_fini(loom_peer_t *peer)
  * The rail carrying our ring to the peer failed: our messages to it go by AM
  * from now on.  The ring the peer writes into here stays until the peer asks
  * otherwise or goes: a rail the watch took out of use may still deliver what
- * was written before, and must find the ring in place.  Ring messages lost
- * with a dead rail are lost like its AMs (see README).
+ * was written before, and must find the ring in place (a message that then
+ * comes twice is dropped by its sequence number).  Ring messages lost with
+ * a dead rail are sent again by AM, like its AMs (reliable.c).
  */
 void loom_eager_rail_failed(loom_peer_t *peer, int rail)
 {
