@@ -101,7 +101,8 @@ int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
     loom_log(peer->engine, LOOM_LOG_ERROR, "send to peer %#llx on rail %d failed: %s",
              (unsigned long long)peer->name, rail, ucs_status_string((ucs_status_t)packed));
     loom_peer_fail_rail(peer, rail, (ucs_status_t)packed);
-    return LOOM_ERR_IO;
+    /* another rail took over: the message goes there, after those sent again */
+    return peer->rails[peer->am_rail].failed ? LOOM_ERR_IO : LOOM_ERR_AGAIN;
 }
 
 /* Send one upper-layer message now, through the peer's eager ring if it

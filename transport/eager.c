@@ -195,18 +195,11 @@ void loom_eager_peer_fini(loom_peer_t *peer)
 {
     loom_engine_t *engine = peer->engine;
 
-    loom_eager_held_t *held;
-
     peer->eager.tx.busy = 0; /* no completion comes for a destroyed endpoint */
     loom_eager_tx_drop(peer);
     loom_eager_rx_drop(peer);
     --engine->eager.stats.rings[0];
-    while (NULL != (held = peer->eager.rx.held_head)) {
-        peer->eager.rx.held_head = held->next;
-        free(held);
-    }
-    peer->eager.rx.held_tail  = NULL;
-    peer->eager.rx.held_count = 0;
+    loom_eager_rx_held_drop(peer);
     if (NULL != peer->eager.tx.box) {
         loom_eager_box_put(engine, peer->eager.tx.box);
         peer->eager.tx.box = NULL;

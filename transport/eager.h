@@ -76,6 +76,7 @@ typedef struct loom_eager_tx {
     loom_eager_txslot_t *slots;
     unsigned          busy;       /* send slots with a put in flight */
     bool              retiring;   /* dropped with puts in flight: free at the last */
+    int               retiring_rail; /* the rail those puts are on */
     uint32_t          slot;       /* next slot to write */
     uint32_t          credits;    /* slots of the receiver's ring free */
     uint64_t          remote_addr;
@@ -176,6 +177,7 @@ int    loom_eager_tx_request(struct loom_peer *peer, unsigned phase);
 void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
 void   loom_eager_tx_credits(struct loom_peer *peer, uint16_t credits);
 void   loom_eager_tx_drop(struct loom_peer *peer);
+void   loom_eager_tx_rail_closed(struct loom_peer *peer, int rail);
 ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* eager_rx.c: the receiving side */
@@ -186,6 +188,7 @@ int    loom_eager_rx_poll(struct loom_peer *peer);
 uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
 void   loom_eager_rx_credits_untake(struct loom_peer *peer, uint16_t wire_credits);
 void   loom_eager_rx_drop(struct loom_peer *peer);
+void   loom_eager_rx_held_drop(struct loom_peer *peer);
 void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
 void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);
 

@@ -178,6 +178,20 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
     return count;
 }
 
+/* Forget the messages kept for later (the peer goes, or connected again). */
+void loom_eager_rx_held_drop(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_held_t *held;
+
+    while (NULL != (held = rx->held_head)) {
+        rx->held_head = held->next;
+        free(held);
+    }
+    rx->held_tail  = NULL;
+    rx->held_count = 0;
+}
+
 /* Keep a copy of a message that came before one it must follow, in
  * sequence order; false if it cannot be kept. */
 static bool loom_eager_rx_hold(loom_peer_t *peer, uint32_t seq, uint8_t tag,
@@ -229,6 +243,7 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         engine->config.recv_cb(engine->config.cb_ctx, hdr->hdr.tag, payload, length);
         return;
     }
+    loom_msg_conn_check(peer, hdr->conn, hdr->seq);
     loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
     loom_msg_acked(peer, hdr->ack);
     while ((order = loom_msg_order(peer, seq)) > 0) {

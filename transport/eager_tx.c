@@ -43,15 +43,28 @@ void loom_eager_tx_drop(loom_peer_t *peer)
         uct_rkey_release(engine->rails[tx->rail].component, &tx->rkey);
         tx->rkey_valid = false;
     }
-    tx->phase   = 0;
-    tx->credits = 0;
-    tx->rail    = -1;
     if (NULL != tx->slots) {
         if (0 == tx->busy) {
             loom_eager_tx_free_slots(engine, tx);
         } else {
-            tx->retiring = true;
+            tx->retiring      = true;
+            tx->retiring_rail = tx->rail;
         }
+    }
+    tx->phase   = 0;
+    tx->credits = 0;
+    tx->rail    = -1;
+}
+
+/* The endpoint of a rail was destroyed: puts from send slots dropped while
+ * in flight on it complete no more (UCT drops put completions). */
+void loom_eager_tx_rail_closed(loom_peer_t *peer, int rail)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+
+    if (tx->retiring && tx->retiring_rail == rail) {
+        tx->busy = 0;
+        loom_eager_tx_free_slots(peer->engine, tx);
     }
 }
 
@@ -170,7 +183,7 @@ void loom_eager_am_stamp(loom_peer_t *peer, loom_wire_send_t *hdr)
     loom_msg_stamp(peer, &hdr->seq, &hdr->ack);
     hdr->credits   = loom_le16(loom_eager_rx_credits_take(peer));
     hdr->reserved  = 0;
-    hdr->reserved2 = 0;
+    hdr->conn      = loom_le32(peer->msg.tx_conn);
 }
 
 /* It went (counted), or it did not (its credits go with a later one). */

@@ -59,7 +59,8 @@ int loom_status_to_rc(ucs_status_t status)
     }
 }
 
-static uint32_t loom_new_epoch(void)
+/* A random value, never 0 (epochs, connection ids). */
+uint32_t loom_random_id(void)
 {
     uint32_t epoch = 0;
 
@@ -89,7 +90,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     engine->config = *config;
     snprintf(engine->rails_spec, sizeof(engine->rails_spec), "%s", config->rails);
     engine->config.rails    = engine->rails_spec;
-    engine->epoch           = loom_new_epoch();
+    engine->epoch           = loom_random_id();
     engine->next_region_id  = 1;
     engine->next_request_id = 1;
     loom_hash_init(&engine->peers);

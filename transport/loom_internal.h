@@ -63,22 +63,26 @@ typedef struct loom_msg_entry {
 /* Sequence numbers, acknowledgements and re-sending of the upper-layer
  * messages of both directions to one peer (reliable.c). */
 typedef struct loom_msg_state {
+    uint32_t          tx_conn;     /* our connection to the peer: random, not 0 */
     uint32_t          tx_seq;      /* sequence number of our next message */
     loom_msg_entry_t *log_head;    /* sent, not acknowledged, in order */
     loom_msg_entry_t *log_tail;
     unsigned          log_count;
     bool              resending;   /* a rail failed: send the log again first */
     uint32_t          resend_seq;  /* next to send again */
+    uint32_t          rx_conn;     /* the peer's connection to us, 0: none seen */
     uint32_t          rx_seq;      /* sequence number expected next */
     uint32_t          acked;       /* rx_seq when we last acknowledged */
     bool              ack_queued;  /* a MSG_ACK waits to leave */
     bool              asked;       /* we asked for an ack on another rail ... */
     uint64_t          asked_time;  /* ... at this time ... */
-    uint32_t          asked_seq;   /* ... for the message of this number */
+    uint32_t          asked_seq;   /* ... for the message of this number ... */
+    int               asked_rail;  /* ... that had left on this rail */
 } loom_msg_state_t;
 
 /* What a rail has to send from progress to come back (rejoin.c). */
-enum { LOOM_PROBE_NONE, LOOM_PROBE_TRY, LOOM_PROBE_ANSWER, LOOM_PROBE_CONFIRM };
+enum { LOOM_PROBE_NONE, LOOM_PROBE_TRY, LOOM_PROBE_ANSWER, LOOM_PROBE_CONFIRM,
+       LOOM_PROBE_CONFIRMED };
 
 /* State of one rail towards one peer. */
 typedef struct loom_peer_rail {
@@ -97,6 +101,8 @@ typedef struct loom_peer_rail {
     int      probe_state;     /* LOOM_PROBE_*: what waits to leave */
     uint32_t probe_epoch;     /* the rail epoch being set up */
     bool     fresh_ep;        /* failed: ep is a fresh one of probe_epoch */
+    uint64_t probe_since;     /* when probe_state left NONE */
+    bool     rejoin_counted;  /* failed and counted in engine->failed_rails */
     bool     down_told;       /* failed because the peer said it failed it */
     bool     to_close;        /* failed: its endpoint is closed from progress */
     loom_op_t *wire_ops;      /* RDMA ops waiting for a completion on ep */
@@ -208,6 +214,7 @@ struct loom_engine {
 };
 
 /* engine.c */
+uint32_t loom_random_id(void);
 void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int  loom_status_to_rc(ucs_status_t status);
@@ -271,6 +278,7 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
 void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
 
 /* reliable.c */
+bool loom_msg_logging(const loom_peer_t *peer);
 bool loom_msg_can_send(const loom_peer_t *peer);
 bool loom_msg_ack_wanted(const loom_peer_t *peer);
 void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack);
@@ -284,8 +292,10 @@ void loom_msg_ack_soon(loom_peer_t *peer);
 void loom_msg_ack_stamp(loom_peer_t *peer, void *msg);
 ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
 void loom_msg_resend_start(loom_peer_t *peer);
+bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
 bool loom_msg_resend_progress(loom_peer_t *peer);
 void loom_msg_peer_fini(loom_peer_t *peer);
+void loom_msg_conn_check(loom_peer_t *peer, uint32_t conn, uint32_t seq);
 void loom_msg_watch(loom_engine_t *engine);
 bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, size_t length);
 int  loom_msg_strangers_progress(loom_engine_t *engine);
@@ -331,9 +341,11 @@ int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *
 
 /* stripe.c */
 bool loom_stripe_wanted(loom_peer_t *peer, size_t length);
+bool loom_stripe_guarded(loom_peer_t *peer);
 int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        loom_region_t *local_region, uint64_t remote_addr,
-                       const void *remote_key, size_t remote_key_size, size_t length);
+                       const void *remote_key, size_t remote_key_size, size_t length,
+                       bool cut);
 double loom_rail_rate(const loom_rail_t *rail);
 void loom_stripe_watch(loom_engine_t *engine);
 void loom_stripe_free_all(loom_engine_t *engine);

@@ -208,6 +208,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     peer->name     = loom_from_le64(addr->name);
     peer->epoch    = loom_from_le32(addr->epoch);
     peer->refcount = 1;
+    peer->msg.tx_conn = loom_random_id();
     peer->addr_blob = malloc(length);
     if (NULL == peer->addr_blob || 0 != loom_hash_put(&engine->peers, peer->name, peer)) {
         free(peer->addr_blob);
@@ -398,7 +399,8 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
     /* our messages to the peer went on it, by AM or by ring */
-    bool carried = peer->am_rail == rail || peer->eager.tx.rail == rail;
+    bool carried = peer->am_rail == rail || peer->eager.tx.rail == rail ||
+                   loom_msg_on_rail(peer, rail);
 
     if (prail->failed) {
         return;

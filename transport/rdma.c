@@ -157,9 +157,10 @@ static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *loc
         ++peer->engine->rails[peer->am_rail].stats.refused;
         return rc;
     }
-    if (loom_stripe_wanted(peer, length)) {
+    if (loom_stripe_guarded(peer)) {
         return loom_stripe_start(peer, op, kind, local, local_region, remote_addr,
-                                 remote_key, remote_key_size, length);
+                                 remote_key, remote_key_size, length,
+                                 loom_stripe_wanted(peer, length));
     }
     return loom_rdma_post(peer, op, kind, loom_peer_rdma_rail(peer), local, local_region,
                           remote_addr, key, length);

@@ -12,10 +12,14 @@
  * rail epoch; the peer drops its own endpoint of the rail, makes a new one
  * and sends ANSWER on it; the prober takes its new endpoint into use after
  * CONFIRM left on it, the peer once CONFIRM arrived, so neither sends data
- * on the rail before the other has its side of it.  Endpoints are made and
- * closed from progress, never inside a UCT callback.  A rail connected
- * endpoint to endpoint (rc_verbs) would need its addresses exchanged again
- * and stays out of use.
+ * on the rail before the other has its side of it.  When both sides probe
+ * at once, the probe of the process with the smaller name goes on.  A step
+ * that does not finish within two periods starts over.  Endpoints are made
+ * and closed from progress, never inside a UCT callback.  Only where
+ * messages are kept for re-sending (several rails): a message lost with
+ * the old connection of the only rail would stall its peer for ever.  A
+ * rail connected endpoint to endpoint (rc_verbs) would need its addresses
+ * exchanged again and stays out of use.
  */
 #include "loom_internal.h"
 
@@ -98,7 +102,17 @@ static void loom_probe_set(loom_peer_t *peer, int index, int state)
 
     peer->engine->probes_pending += (LOOM_PROBE_NONE == prail->probe_state) -
                                     (LOOM_PROBE_NONE == state);
+    if (LOOM_PROBE_NONE == prail->probe_state) {
+        prail->probe_since = loom_now_ns();
+    }
     prail->probe_state = state;
+}
+
+/* The rail can come back for this peer (see above). */
+static bool loom_rejoin_possible(const loom_peer_t *peer, int index)
+{
+    return !peer->engine->rails[index].info.connect_to_ep &&
+           peer->engine->config.rail_rejoin_ms > 0 && loom_msg_logging(peer);
 }
 
 /*
@@ -123,7 +137,10 @@ void loom_rejoin_rail_failed(loom_peer_t *peer, int index)
 {
     loom_peer_rail_t *prail = &peer->rails[index];
 
-    ++peer->engine->failed_rails;
+    if (loom_rejoin_possible(peer, index)) {
+        prail->rejoin_counted = true; /* the rejoin clock runs */
+        ++peer->engine->failed_rails;
+    }
     prail->next_probe = loom_now_ns() + peer->engine->config.rail_rejoin_ms * 1000000ull;
     prail->fresh_ep   = false;
     if (!peer->engine->rails[index].info.connect_to_ep && NULL != prail->ep &&
@@ -149,6 +166,7 @@ static void loom_rejoin_close(loom_peer_t *peer, int index)
         prail->ep = NULL;
     }
     loom_rdma_fail_wire_ops(peer, index);
+    loom_eager_tx_rail_closed(peer, index);
 }
 
 static void loom_rejoin_drop_probe_ep(loom_peer_rail_t *prail)
@@ -166,7 +184,11 @@ static void loom_rejoin_use(loom_peer_t *peer, int index)
     loom_rail_t *rail = &peer->engine->rails[index];
     bool none_left = peer->rails[peer->am_rail].failed;
 
-    --peer->engine->failed_rails;
+    if (prail->rejoin_counted) {
+        prail->rejoin_counted = false;
+        --peer->engine->failed_rails;
+    }
+    loom_probe_set(peer, index, LOOM_PROBE_NONE);
     loom_rejoin_drop_probe_ep(prail);
     prail->failed      = false;
     prail->down_told   = false;
@@ -192,7 +214,8 @@ static bool loom_rejoin_fresh(loom_peer_t *peer, int index, uct_ep_h probe_ep)
 {
     loom_peer_rail_t *prail = &peer->rails[index];
 
-    if (prail->fresh_ep) {
+    if (prail->fresh_ep && prail->rail_epoch == prail->probe_epoch &&
+        (NULL == probe_ep || prail->ep == probe_ep)) {
         return true;
     }
     loom_rejoin_close(peer, index);
@@ -231,14 +254,20 @@ static void loom_rejoin_step(loom_peer_t *peer, int index)
         rc = loom_probe_send(peer, index, prail->ep, prail->rail_epoch, LOOM_WIRE_PROBE_ANSWER);
         break;
     case LOOM_PROBE_CONFIRM:
-        (void)loom_rejoin_fresh(peer, index, prail->probe_ep);
+        if ((NULL == prail->probe_ep && !prail->fresh_ep) ||
+            !loom_rejoin_fresh(peer, index, prail->probe_ep)) {
+            rc = LOOM_ERR_IO; /* probed again next period */
+            break;
+        }
         rc = loom_probe_send(peer, index, prail->ep, prail->rail_epoch, LOOM_WIRE_PROBE_CONFIRM);
         if (LOOM_OK == rc) {
-            loom_probe_set(peer, index, LOOM_PROBE_NONE);
             loom_rejoin_use(peer, index);
             return;
         }
         break;
+    case LOOM_PROBE_CONFIRMED:
+        loom_rejoin_use(peer, index);
+        return;
     default:
         return;
     }
@@ -252,6 +281,7 @@ static void loom_rejoin_step(loom_peer_t *peer, int index)
 static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
 {
     loom_engine_t *engine = peer->engine;
+    uint64_t period = engine->config.rail_rejoin_ms * 1000000ull;
     int i;
 
     for (i = 0; i < engine->rail_count; ++i) {
@@ -261,11 +291,16 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
             loom_rejoin_close(peer, i);
         }
         loom_rejoin_step(peer, i);
-        if (!period_over || !prail->failed || LOOM_PROBE_NONE != prail->probe_state ||
-            engine->rails[i].info.connect_to_ep || now < prail->next_probe) {
+        if (!period_over || !prail->failed || !loom_rejoin_possible(peer, i)) {
             continue;
         }
-        prail->next_probe = now + engine->config.rail_rejoin_ms * 1000000ull;
+        if (LOOM_PROBE_NONE != prail->probe_state && now - prail->probe_since > 2 * period) {
+            loom_probe_set(peer, i, LOOM_PROBE_NONE); /* stuck: start over */
+        }
+        if (LOOM_PROBE_NONE != prail->probe_state || now < prail->next_probe) {
+            continue;
+        }
+        prail->next_probe = now + period;
         loom_rejoin_drop_probe_ep(prail); /* the last probe got no answer */
         if (!loom_rail_link_up(&engine->rails[i]) ||
             LOOM_OK != loom_rejoin_ep_create(peer, i, &prail->probe_ep)) {
@@ -340,9 +375,15 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
         }
         break;
     case LOOM_WIRE_PROBE_TRY:
-        if (!loom_seq_after(rail_epoch, prail->rail_epoch) &&
-            (!prail->failed || prail->fresh_ep)) {
-            break; /* a probe of a connection we have, or are making */
+        if (!prail->failed && !loom_seq_after(rail_epoch, prail->rail_epoch)) {
+            break; /* we use a connection at least as new */
+        }
+        if (prail->failed && prail->fresh_ep && rail_epoch == prail->rail_epoch) {
+            loom_probe_set(peer, index, LOOM_PROBE_ANSWER); /* our answer was lost */
+            break;
+        }
+        if (prail->failed && NULL != prail->probe_ep && engine->config.name < peer->name) {
+            break; /* both probe: ours goes on, the peer answers it */
         }
         if (!prail->failed) {
             /* we did not see it fail: the peer did, so it goes */
@@ -351,18 +392,19 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
         }
         prail->fresh_ep    = false;
         prail->probe_epoch = rail_epoch;
+        prail->next_probe  = loom_now_ns() + engine->config.rail_rejoin_ms * 1000000ull;
         loom_probe_set(peer, index, LOOM_PROBE_ANSWER);
         break;
     case LOOM_WIRE_PROBE_ANSWER:
-        if (prail->failed && NULL != prail->probe_ep && LOOM_PROBE_NONE == prail->probe_state &&
-            rail_epoch == prail->probe_epoch) {
+        if (prail->failed && NULL != prail->probe_ep && rail_epoch == prail->probe_epoch &&
+            (LOOM_PROBE_NONE == prail->probe_state || LOOM_PROBE_TRY == prail->probe_state)) {
             loom_probe_set(peer, index, LOOM_PROBE_CONFIRM);
         }
         break;
-    default: /* CONFIRM: the prober uses its side of the rail now */
+    default: /* CONFIRM: the prober uses its side of the rail now; we do from progress */
         if (prail->failed && prail->fresh_ep && rail_epoch == prail->rail_epoch &&
             LOOM_PROBE_NONE == prail->probe_state) {
-            loom_rejoin_use(peer, index);
+            loom_probe_set(peer, index, LOOM_PROBE_CONFIRMED);
         }
         break;
     }
@@ -382,7 +424,8 @@ void loom_rejoin_peer_fini(loom_peer_t *peer)
         }
         loom_probe_set(peer, i, LOOM_PROBE_NONE);
         loom_rejoin_drop_probe_ep(prail);
-        if (prail->failed) {
+        if (prail->rejoin_counted) {
+            prail->rejoin_counted = false;
             --peer->engine->failed_rails;
         }
     }

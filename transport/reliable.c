@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Copies are kept only where another rail could carry them again. */
-static bool loom_msg_logging(const loom_peer_t *peer)
+bool loom_msg_logging(const loom_peer_t *peer)
 {
     return peer->engine->config.msg_window > 0 && peer->engine->rail_count > 1;
 }
@@ -103,6 +103,30 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
     }
 }
 
+/*
+ * An AM names the sender's connection to us.  One not seen before (the
+ * sender connected again after a disconnect, or its first messages were
+ * delivered before we could connect to it) counts from the message that
+ * shows it: what was kept of an earlier connection can never be delivered.
+ */
+void loom_msg_conn_check(loom_peer_t *peer, uint32_t wire_conn, uint32_t wire_seq)
+{
+    loom_msg_state_t *msg = &peer->msg;
+    uint32_t conn = loom_from_le32(wire_conn);
+
+    if (conn == msg->rx_conn) {
+        return;
+    }
+    if (0 != msg->rx_conn) {
+        loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx connected to us again",
+                 (unsigned long long)peer->name);
+        loom_eager_rx_held_drop(peer);
+    }
+    msg->rx_conn = conn;
+    msg->rx_seq  = loom_from_le32(wire_seq);
+    msg->acked   = msg->rx_seq;
+}
+
 /* Where a message of this sequence number stands: < 0 delivered already,
  * 0 next to deliver, > 0 one before it is still missing. */
 int loom_msg_order(const loom_peer_t *peer, uint32_t seq)
@@ -184,8 +208,14 @@ static void loom_msg_watch_reply(loom_peer_t *peer, uint32_t ack)
     }
     msg->asked = false;
     if (NULL == entry || entry->seq != msg->asked_seq || loom_seq_after(ack, entry->seq) ||
-        peer->rails[entry->rail].failed) {
-        return; /* it arrived, or it is being sent again already */
+        entry->rail != msg->asked_rail || entry->sent > msg->asked_time) {
+        return; /* it arrived, or it was sent again since we asked */
+    }
+    if (peer->rails[entry->rail].failed) {
+        if (!msg->resending) {
+            loom_msg_resend_start(peer); /* its rail is gone: send it again */
+        }
+        return;
     }
     loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: message %u, sent %llu ms "
              "ago, did not arrive, while the peer answers on other rails; taking the rail "
@@ -236,6 +266,7 @@ void loom_msg_watch(loom_engine_t *engine)
             peer->msg.asked      = true;
             peer->msg.asked_time = now;
             peer->msg.asked_seq  = entry->seq;
+            peer->msg.asked_rail = entry->rail;
         }
     }
 }
@@ -268,6 +299,19 @@ ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned fl
     return UCS_OK;
 }
 
+/* A message not acknowledged yet last left on this rail. */
+bool loom_msg_on_rail(const loom_peer_t *peer, int rail)
+{
+    const loom_msg_entry_t *entry;
+
+    for (entry = peer->msg.log_head; NULL != entry; entry = entry->next) {
+        if (entry->rail == rail) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The rail carrying our messages to the peer failed: what it may have lost
  * goes again, first thing, on the rail that took over. */
 void loom_msg_resend_start(loom_peer_t *peer)
@@ -281,6 +325,7 @@ void loom_msg_resend_start(loom_peer_t *peer)
              "rail %d", msg->log_count, (unsigned long long)peer->name, peer->am_rail);
     msg->resending  = true;
     msg->resend_seq = msg->log_head->seq;
+    msg->asked      = false; /* an answer would describe the copies sent before */
     loom_peer_mark_busy(peer);
 }
 
@@ -306,6 +351,7 @@ bool loom_msg_resend_progress(loom_peer_t *peer)
         hdr.sender = loom_le64(peer->engine->config.name);
         hdr.seq    = loom_le32(entry->seq);
         hdr.ack    = loom_le32(msg->rx_seq);
+        hdr.conn   = loom_le32(msg->tx_conn);
         iov.iov_base = entry->data;
         iov.iov_len  = entry->length;
         rc = loom_am_issue(peer, rail, LOOM_WIRE_SEND, &hdr, &iov, 1);

@@ -6,7 +6,9 @@
  * in any order; the operation completes once every chunk landed.  A chunk
  * that fails because its rail failed is re-driven on the surviving rails,
  * with the key of the new rail for the same memory; a rail whose chunks stop
- * landing is failed by the watch at the end of this file.
+ * landing is failed by the watch at the end of this file.  With more than
+ * one rail, a transfer too small to be cut goes as a single chunk, so that
+ * it too is placed again if its rail fails.
  */
 #include "loom_internal.h"
 
@@ -20,6 +22,7 @@ typedef struct loom_stripe {
     loom_region_t *local_region;
     uint64_t       remote;
     size_t         length;
+    size_t         chunk;        /* bytes per chunk (the whole length: one chunk) */
     size_t         next;         /* first byte not handed to a rail yet */
     size_t         landed;
     int            inflight;
@@ -47,6 +50,14 @@ bool loom_stripe_wanted(loom_peer_t *peer, size_t length)
 
     return config->stripe_threshold > 0 && length >= config->stripe_threshold &&
            loom_stripe_rail_count(peer) > 1;
+}
+
+/* Another rail could take over if the transfer's rail fails: a transfer
+ * too small to be cut goes as one chunk, which is placed again on another
+ * rail like any chunk whose rail failed. */
+bool loom_stripe_guarded(loom_peer_t *peer)
+{
+    return loom_stripe_rail_count(peer) > 1;
 }
 
 /* Rate a rail is assumed to have before anything was measured. */
@@ -238,7 +249,7 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
 static void loom_stripe_pump(loom_stripe_t *stripe)
 {
     loom_peer_t *peer = stripe->parent->peer;
-    size_t chunk_size = peer->engine->config.stripe_chunk;
+    size_t chunk_size = stripe->chunk;
 
     while (LOOM_OK == stripe->status && (NULL != stripe->redo || stripe->next < stripe->length)) {
         loom_op_t *chunk = stripe->redo;
@@ -316,7 +327,8 @@ static void loom_stripe_chunk_done(loom_op_t *chunk, int status)
 
 int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                       loom_region_t *local_region, uint64_t remote_addr,
-                      const void *remote_key, size_t remote_key_size, size_t length)
+                      const void *remote_key, size_t remote_key_size, size_t length,
+                      bool cut)
 {
     loom_stripe_t *stripe = calloc(1, sizeof(*stripe) + remote_key_size);
 
@@ -329,6 +341,7 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
     stripe->local_region = local_region;
     stripe->remote       = remote_addr;
     stripe->length       = length;
+    stripe->chunk        = cut ? peer->engine->config.stripe_chunk : (length ? length : 1);
     stripe->status       = LOOM_OK;
     memcpy(stripe->key, remote_key, remote_key_size);
     stripe->next_live    = peer->engine->stripes;

@@ -62,7 +62,8 @@ typedef struct loom_wire_send {
     uint32_t ack;
     uint16_t credits;     /* LOOM_WIRE_CREDITS(gen, count) or 0 */
     uint16_t reserved;
-    uint32_t reserved2;
+    uint32_t conn;        /* the sender's connection to the receiver: random,
+                             new when it connects again; seq counts within it */
 } loom_wire_send_t;
 
 /* Acknowledgement of upper-layer messages, when none goes the other way. */
