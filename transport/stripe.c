@@ -197,8 +197,11 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
     --stripe->inflight;
     loom_rail_flow_done(rail, landed ? chunk->length : 0);
     if (landed) {
-        peer->rails[chunk->rail].last_landed = loom_now_ns();
-        peer->rails[chunk->rail].landed_mark = ++peer->chunks_landed;
+        /* one landing late on a rail out of use says nothing of those in use */
+        if (!peer->rails[chunk->rail].failed) {
+            peer->rails[chunk->rail].last_landed = loom_now_ns();
+            peer->rails[chunk->rail].landed_mark = ++peer->chunks_landed;
+        }
         stripe->landed += chunk->length;
         ++rail->stats.chunks;
         loom_op_free_owned(peer->engine, chunk);
@@ -368,6 +371,19 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
  */
 #define LOOM_PEER_SILENCE_FACTOR 10
 
+/* Another rail to the peer is in use: failing this one loses nothing. */
+static bool loom_peer_other_rail_usable(const loom_peer_t *peer, int rail)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (i != rail && peer->rails[i].usable) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* No rail to the peer but this one has striped chunks in flight. */
 static bool loom_peer_other_rails_idle(const loom_peer_t *peer, int rail)
 {
@@ -408,10 +424,13 @@ void loom_stripe_watch(loom_engine_t *engine)
             /* The other rails deliver (many chunks, or all they had and now
              * wait for this one): this rail is the one stuck.  Else the
              * peer may just be slow, and gets longer. */
+            /* The last rail in use is only failed after the long silence:
+             * failing it loses the peer. */
             if (silent <= limit ||
                 (silent <= LOOM_PEER_SILENCE_FACTOR * limit &&
-                 others < 2ull * engine->config.stripe_depth &&
-                 !(others > 0 && loom_peer_other_rails_idle(peer, i)))) {
+                 (!loom_peer_other_rail_usable(peer, i) ||
+                  (others < 2ull * engine->config.stripe_depth &&
+                   !(others > 0 && loom_peer_other_rails_idle(peer, i)))))) {
                 continue;
             }
             loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "

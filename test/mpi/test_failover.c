@@ -10,7 +10,10 @@
  * and _rejoins, both ranks), and the bytes each rail brought in during the
  * last 2 s of the stream.
  *
- * Usage: test_failover [-t seconds] [-s message_size]
+ * With -m the sizes cycle from 1 B to the -s size (eager messages, single
+ * RDMA transfers, striped ones), so that a failure hits every path.
+ *
+ * Usage: test_failover [-t seconds] [-s message_size] [-m]
  * Output lines: "stream started" (rank 0, as its first send begins),
  *               "start_epoch <unix time of t=0>",
  *               "sample <t> <bytes rail0> <bytes rail1> ...",
@@ -70,15 +73,16 @@ int main(int argc, char **argv)
     unsigned long long resent_before[MAX_RAILS], rejoins_before[MAX_RAILS], mine[2], both[2];
     unsigned long long late_from[MAX_RAILS] = {0};
     int late_taken = 0;
-    int rank, nprocs, rails, opt, go = 1;
+    int rank, nprocs, rails, opt, go = 1, mixed = 0;
     unsigned char *buf;
     long n = 0;
 
-    while (-1 != (opt = getopt(argc, argv, "t:s:"))) {
+    while (-1 != (opt = getopt(argc, argv, "t:s:m"))) {
         switch (opt) {
         case 't': seconds = atof(optarg); break;
         case 's': size = (size_t) atol(optarg); break;
-        default: fprintf(stderr, "usage: %s [-t seconds] [-s size]\n", argv[0]); return 2;
+        case 'm': mixed = 1; break;
+        default: fprintf(stderr, "usage: %s [-t seconds] [-s size] [-m]\n", argv[0]); return 2;
         }
     }
     loom_test_init(&argc, &argv, "test_failover", 2, &rank, &nprocs);
@@ -99,24 +103,28 @@ int main(int argc, char **argv)
         printf("start_epoch %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
     }
     while (go) {
+        /* with -m: 1 B, 100 B, 10 KB, ... 1 MB, then the full size (0) */
+        static const size_t mixed_sizes[8] = {1, 100, 10000, 60000, 100000, 300000, 1000000, 0};
+        size_t len = mixed ? mixed_sizes[n % 8] : 0;
         char what[64];
 
+        len = (0 == len || len > size) ? size : len;
         if (0 == rank) {
-            loom_fill_pattern(buf, size, (unsigned) n, rank);
+            loom_fill_pattern(buf, len, (unsigned) n, rank);
             if (0 == n) {
                 printf("stream started\n");
                 fflush(stdout);
             }
-            LOOM_CHECK_MPI(MPI_Send(buf, (int) size, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
+            LOOM_CHECK_MPI(MPI_Send(buf, (int) len, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
             LOOM_CHECK_MPI(MPI_Recv(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else {
             double now;
 
             memset(buf, LOOM_POISON, size + LOOM_GUARD_SIZE);
-            LOOM_CHECK_MPI(MPI_Recv(buf, (int) size, MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+            LOOM_CHECK_MPI(MPI_Recv(buf, (int) len, MPI_BYTE, 0, 0, MPI_COMM_WORLD,
                                     MPI_STATUS_IGNORE));
             snprintf(what, sizeof(what), "message %ld", n);
-            loom_check_recv(buf, size, (unsigned) n, 0, what);
+            loom_check_recv(buf, len, (unsigned) n, 0, what);
             now = MPI_Wtime();
             stall = (now - last > stall) ? now - last : stall;
             last = now;
