@@ -32,6 +32,7 @@ run() { # config round, then mpirun arguments
     local config=$1 round=$2
     shift 2
     "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 --map-by node \
+        --bind-to none \
         --hostfile /run/loom-vcluster/hostfile --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" \
         --mca oob_tcp_if_include mgmt -x OMPI_MCA_mca_base_component_path --mca pml ob1 "$@" \
         "$bindir/bench_latency" -m 32768 -i "$iters" -w $((iters / 10)) \

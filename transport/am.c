@@ -124,7 +124,8 @@ int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, in
         return LOOM_OK;
     }
     loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
-    hdr.hdr.flags = ack_now ? LOOM_WIRE_FLAG_ACK_REQ : 0;
+    hdr.hdr.flags = (ack_now ? LOOM_WIRE_FLAG_ACK_REQ : 0) |
+                    (loom_msg_logging(peer) ? LOOM_WIRE_FLAG_KEPT : 0);
     loom_eager_am_stamp(peer, &hdr);
     rc = loom_am_issue(peer, peer->am_rail, LOOM_WIRE_SEND, &hdr, iov, iovcnt);
     loom_eager_am_result(peer, &hdr, LOOM_OK == rc);

@@ -154,7 +154,7 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
             continue;
         }
         order = loom_msg_order(peer, loom_from_le32(hdr->seq));
-        if (order > 0) {
+            if (order > 0) {
             break; /* a message sent before it by AM has not come yet */
         }
         if (hdr->gen != rx->gen) {
@@ -244,6 +244,7 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         return;
     }
     loom_msg_conn_check(peer, hdr->conn, hdr->seq);
+    peer->msg.rx_kept = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_KEPT);
     loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
     loom_msg_acked(peer, hdr->ack);
     while ((order = loom_msg_order(peer, seq)) > 0) {

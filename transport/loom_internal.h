@@ -72,6 +72,7 @@ typedef struct loom_msg_state {
     uint32_t          resend_seq;  /* next to send again */
     uint32_t          rx_conn;     /* the peer's connection to us, 0: none seen */
     uint32_t          rx_seq;      /* sequence number expected next */
+    bool              rx_kept;     /* the peer keeps its messages until acked */
     uint32_t          acked;       /* rx_seq when we last acknowledged */
     bool              ack_queued;  /* a MSG_ACK waits to leave */
     bool              asked;       /* we asked for an ack on another rail ... */

@@ -104,10 +104,11 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
 }
 
 /*
- * An AM names the sender's connection to us.  One not seen before (the
- * sender connected again after a disconnect, or its first messages were
- * delivered before we could connect to it) counts from the message that
- * shows it: what was kept of an earlier connection can never be delivered.
+ * An AM names the sender's connection to us.  The first one counts from 0,
+ * as ours does (its first messages may have come by ring, which names no
+ * connection).  Another one (the sender connected to us again after a
+ * disconnect) counts from the message that shows it: what was kept of the
+ * earlier connection can never be delivered.
  */
 void loom_msg_conn_check(loom_peer_t *peer, uint32_t wire_conn, uint32_t wire_seq)
 {
@@ -117,11 +118,13 @@ void loom_msg_conn_check(loom_peer_t *peer, uint32_t wire_conn, uint32_t wire_se
     if (conn == msg->rx_conn) {
         return;
     }
-    if (0 != msg->rx_conn) {
-        loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx connected to us again",
-                 (unsigned long long)peer->name);
-        loom_eager_rx_held_drop(peer);
+    if (0 == msg->rx_conn) {
+        msg->rx_conn = conn;
+        return;
     }
+    loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx connected to us again",
+             (unsigned long long)peer->name);
+    loom_eager_rx_held_drop(peer);
     msg->rx_conn = conn;
     msg->rx_seq  = loom_from_le32(wire_seq);
     msg->acked   = msg->rx_seq;
@@ -157,15 +160,16 @@ void loom_msg_ack_soon(loom_peer_t *peer)
     }
 }
 
-/* One more message delivered.  Acknowledge when a quarter of the window
- * waits, or when the sender asked. */
+/* One more message delivered.  Acknowledge when the sender asked, or, if
+ * it keeps its messages, when a quarter of our window waits (16 when we
+ * keep none ourselves). */
 void loom_msg_delivered(loom_peer_t *peer, bool ack_now)
 {
     loom_msg_state_t *msg = &peer->msg;
     unsigned every = peer->engine->config.msg_window / 4;
 
     ++msg->rx_seq;
-    if (ack_now || (msg->rx_seq - msg->acked) >= (every ? every : 1)) {
+    if (ack_now || (msg->rx_kept && (msg->rx_seq - msg->acked) >= (every ? every : 16))) {
         loom_msg_ack_soon(peer);
     }
 }
@@ -348,6 +352,7 @@ bool loom_msg_resend_progress(loom_peer_t *peer)
         rail = peer->am_rail;
         memset(&hdr, 0, sizeof(hdr));
         loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_SEND, entry->tag, sizeof(hdr) + entry->length);
+        hdr.hdr.flags = LOOM_WIRE_FLAG_KEPT;
         hdr.sender = loom_le64(peer->engine->config.name);
         hdr.seq    = loom_le32(entry->seq);
         hdr.ack    = loom_le32(msg->rx_seq);

@@ -38,6 +38,10 @@ typedef struct loom_wire_hdr {
 /* LOOM_WIRE_SEND: the sender keeps many messages for re-sending; acknowledge
  * at once. */
 #define LOOM_WIRE_FLAG_ACK_REQ   0x1u
+/* LOOM_WIRE_SEND: the sender keeps its messages until they are acknowledged
+ * (it has several rails); without it the receiver sends no acknowledgement
+ * of its own. */
+#define LOOM_WIRE_FLAG_KEPT      0x8u
 /* LOOM_WIRE_MSG_ACK: a message of the sender waits for an acknowledgement
  * for long; answer at once, on the rail this came by (which is not the one
  * the message went on). */
