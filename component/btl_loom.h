@@ -38,6 +38,7 @@ typedef struct mca_btl_loom_component_t {
     int   stripe_depth;       /* btl_loom_stripe_depth */
     int   rail_timeout;       /* btl_loom_rail_timeout, ms */
     int   am_rail;            /* btl_loom_am_rail */
+    char *am_policy;          /* btl_loom_am_policy: "fixed" or "round_robin" */
     int   msg_window;         /* btl_loom_msg_window */
     int   rail_rejoin;        /* btl_loom_rail_rejoin, ms */
     int   free_list_num;

@@ -181,6 +181,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.stripe_depth        = (unsigned)mca_btl_loom_component.stripe_depth;
     config.rail_timeout_ms     = (unsigned)mca_btl_loom_component.rail_timeout;
     config.am_rail             = mca_btl_loom_component.am_rail;
+    config.am_round_robin      = 0 == strcmp(mca_btl_loom_component.am_policy, "round_robin");
     config.msg_window          = (unsigned)mca_btl_loom_component.msg_window;
     config.rail_rejoin_ms      = (unsigned)mca_btl_loom_component.rail_rejoin;
     config.peer_find_cb        = mca_btl_loom_peer_find;

@@ -90,6 +90,15 @@ int mca_btl_loom_params_register(void)
                          "every peer while it works; -1 spreads peers over the rails",
                          OPAL_INFO_LVL_5, &c->am_rail);
 
+    c->am_policy = "fixed";
+    (void)mca_base_component_var_register(&c->super.btl_version, "am_policy",
+        "How messages to a peer pick their rail: \"fixed\" (one rail per peer, as "
+        "btl_loom_am_rail says; keeps the eager rings in use) or \"round_robin\" (each "
+        "message on the next rail; the receiver restores the order; messages then go by "
+        "active message, not by eager ring)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->am_policy);
+
     c->msg_window = 64;
     mca_btl_loom_reg_int("msg_window", "With several rails: messages to a peer kept until "
                          "it acknowledged them, so that they can be sent again on another "
@@ -158,6 +167,12 @@ int mca_btl_loom_params_register(void)
                                                  1 << 30) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("free_list_inc", c->free_list_inc, 1,
                                                  1 << 20)) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (NULL == c->am_policy ||
+        (0 != strcmp(c->am_policy, "fixed") && 0 != strcmp(c->am_policy, "round_robin"))) {
+        opal_output(0, "btl loom: invalid value \"%s\" for MCA parameter btl_loom_am_policy: "
+                    "give \"fixed\" or \"round_robin\"", NULL != c->am_policy ? c->am_policy : "");
         return OPAL_ERR_BAD_PARAM;
     }
     if (NULL == c->rails || '\0' == c->rails[0]) {

@@ -52,7 +52,7 @@ typedef struct mca_btl_loom_pvar_ctx {
 } mca_btl_loom_pvar_ctx_t;
 
 static mca_btl_loom_pvar_ctx_t
-    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS + 2 * LOOM_MAX_RAILS];
+    mca_btl_loom_pvar_ctxs[(LOOM_MAX_RAILS + 1) * MCA_BTL_LOOM_NPVARS + 3 * LOOM_MAX_RAILS];
 
 static unsigned long mca_btl_loom_counter(loom_engine_t *engine, int rail, size_t offset)
 {
@@ -127,6 +127,17 @@ static int mca_btl_loom_failed_read(const struct mca_base_pvar_t *pvar, void *va
     return OPAL_SUCCESS;
 }
 
+static int mca_btl_loom_rejoining_read(const struct mca_base_pvar_t *pvar, void *value,
+                                       void *obj)
+{
+    const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
+
+    (void)obj;
+    *(unsigned long *)value = (NULL == ctx->engine) ? 0
+                              : loom_engine_rail_rejoining_peers(ctx->engine, ctx->rail);
+    return OPAL_SUCCESS;
+}
+
 /* A per-rail level (a state, not a counter). */
 static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, const char *what,
                                    const char *description_fmt, mca_base_get_value_fn_t read)
@@ -169,6 +180,9 @@ int mca_btl_loom_pvars_register(loom_engine_t *engine)
         mca_btl_loom_level_add(engine, rail, slot++, "failed_peers", "Peers that rail %d "
                                "(%s:%s) is out of use for: it failed, or its chunks stopped "
                                "landing (0: up to every peer)", mca_btl_loom_failed_read);
+        mca_btl_loom_level_add(engine, rail, slot++, "rejoining_peers", "Peers for which "
+                               "rail %d (%s:%s), out of use, is being connected again",
+                               mca_btl_loom_rejoining_read);
     }
     return OPAL_SUCCESS;
 }

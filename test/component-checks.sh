@@ -24,7 +24,8 @@ check "only mca_btl_loom_component is exported (got: $exported)" $?
 # Under --enable-asan the component needs the sanitizer in ompi_info too.
 params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param btl loom --level 9 --parsable)
 for p in rails max_rails verbose connect_to_ep tcp_seg_size stripe_threshold stripe_chunk \
-         stripe_depth rail_timeout am_rail msg_window rail_rejoin free_list_num free_list_max free_list_inc \
+         stripe_depth rail_timeout am_rail am_policy msg_window rail_rejoin \
+         free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \
          eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
          eager_idle_shrink eager_budget eager_ack_timeout eager_cycle; do
@@ -52,6 +53,7 @@ run_bad "btl_loom_stripe_depth" --mca btl_loom_rails tcp:lo --mca btl_loom_strip
 run_bad "btl_loom_stripe_chunk" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_chunk 100
 run_bad "btl_loom_rail_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_timeout 5
 run_bad "btl_loom_am_rail" --mca btl_loom_rails tcp:lo --mca btl_loom_am_rail 9
+run_bad "btl_loom_am_policy" --mca btl_loom_rails tcp:lo --mca btl_loom_am_policy random
 run_bad "btl_loom_msg_window" --mca btl_loom_rails tcp:lo --mca btl_loom_msg_window 2
 run_bad "btl_loom_rail_rejoin" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_rejoin -1
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000

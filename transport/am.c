@@ -119,6 +119,9 @@ int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, in
     if (!loom_msg_can_send(peer)) {
         return LOOM_ERR_AGAIN;
     }
+    if (peer->engine->config.am_round_robin) {
+        loom_peer_next_am_rail(peer); /* the receiver orders them again */
+    }
     ack_now = loom_msg_ack_wanted(peer);
     if (!ack_now && LOOM_OK == loom_eager_send(peer, tag, iov, iovcnt, length)) {
         return LOOM_OK;

@@ -65,6 +65,20 @@ void loom_peer_choose_am_rail(loom_peer_t *peer)
     }
 }
 
+/* Round robin: the next usable rail after the current one. */
+void loom_peer_next_am_rail(loom_peer_t *peer)
+{
+    int count = peer->engine->rail_count, i;
+
+    for (i = 1; i <= count; ++i) {
+        int rail = (peer->am_rail + i) % count;
+        if (peer->rails[rail].usable) {
+            peer->am_rail = rail;
+            return;
+        }
+    }
+}
+
 int loom_peer_rdma_rail(loom_peer_t *peer)
 {
     return peer->am_rail;
@@ -534,7 +548,9 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
     return UCS_OK;
 }
 
-unsigned loom_engine_rail_failed_peers(loom_engine_t *engine, int rail)
+/* Peers the rail is out of use for; with rejoining, only those for which it
+ * is being connected again. */
+static unsigned loom_rail_peers_out(loom_engine_t *engine, int rail, bool rejoining)
 {
     loom_peer_t *peer;
     size_t pos = 0;
@@ -544,7 +560,18 @@ unsigned loom_engine_rail_failed_peers(loom_engine_t *engine, int rail)
         return 0;
     }
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
-        count += peer->rails[rail].failed;
+        count += peer->rails[rail].failed &&
+                 (!rejoining || LOOM_PROBE_NONE != peer->rails[rail].probe_state);
     }
     return count;
+}
+
+unsigned loom_engine_rail_failed_peers(loom_engine_t *engine, int rail)
+{
+    return loom_rail_peers_out(engine, rail, false);
+}
+
+unsigned loom_engine_rail_rejoining_peers(loom_engine_t *engine, int rail)
+{
+    return loom_rail_peers_out(engine, rail, true);
 }

@@ -128,6 +128,7 @@ typedef struct loom_engine_config {
                                        for this long is failed; 0 = never */
     int           am_rail;          /* rail for messages to every peer, -1 = spread
                                        peers over rails */
+    bool          am_round_robin;   /* each message on the next rail instead */
     unsigned      msg_window;       /* with several rails: messages kept per peer
                                        until acknowledged, to send again if their
                                        rail fails; 0 = none kept */
@@ -199,6 +200,8 @@ loom_rail_stats_t       *loom_engine_rail_stats(loom_engine_t *engine, int rail)
 double   loom_engine_rail_rate(const loom_engine_t *engine, int rail);
 /* Peers the rail is out of use for (failed, or taken out by the watch). */
 unsigned loom_engine_rail_failed_peers(loom_engine_t *engine, int rail);
+/* Of those, the peers for which it is being connected again. */
+unsigned loom_engine_rail_rejoining_peers(loom_engine_t *engine, int rail);
 uint32_t loom_engine_epoch(const loom_engine_t *engine);
 /* Largest payload loom_am_send() takes, the minimum over all rails. */
 size_t   loom_engine_am_max(const loom_engine_t *engine);

@@ -116,23 +116,6 @@ static void wait_tx_phase(unit_ctx_t *ctx, unsigned phase)
     UNIT_WAIT(ctx, loom_eager_tx_phase(ctx->peer) == phase && !ctx->peer->eager.tx.pending);
 }
 
-/* The child stops progressing until the parent says go: what the parent
- * sends meanwhile stays unread (a TCP put lands only while its target
- * progresses).  The parent waits for the child to say it holds. */
-static void child_hold_progress(unit_ctx_t *ctx)
-{
-    uint64_t go;
-
-    unit_send_u64(ctx, 2);
-    unit_recv_noprogress(ctx, &go, sizeof(go));
-    CHECK_UEQ(go, 1);
-}
-
-static void parent_wait_child_holds(unit_ctx_t *ctx)
-{
-    CHECK_UEQ(unit_recv_u64(ctx), 2);
-}
-
 /* ---- growth, one direction ----------------------------------------------------- */
 
 /* The data-vector rule at phase 3 (threshold 8161) with a 16-byte header. */
@@ -199,7 +182,7 @@ static void inflight_parent(unit_ctx_t *ctx)
     opt_paced = false; /* the child does not answer while we write */
     CHECK_RC(loom_eager_request(ctx->peer, 2), LOOM_OK);
     wait_tx_phase(ctx, 2);
-    parent_wait_child_holds(ctx);
+    unit_wait_other_holds(ctx);
     /* the child holds its progress: these land in its phase 2 ring later */
     for (i = 0; i < 6; ++i) {
         fill_msg(buf, 4, i, 500);
@@ -220,7 +203,7 @@ static void inflight_parent(unit_ctx_t *ctx)
 static void inflight_child(unit_ctx_t *ctx)
 {
     UNIT_WAIT(ctx, 2 == loom_eager_rx_phase(ctx->peer));
-    child_hold_progress(ctx); /* the parent writes meanwhile */
+    unit_hold_progress(ctx); /* the parent writes meanwhile */
     check_msgs(ctx, 4, 0, 37);
     CHECK_EQ(loom_eager_rx_phase(ctx->peer), 3);
     unit_barrier(ctx);
@@ -259,7 +242,7 @@ static void timeout_parent(unit_ctx_t *ctx)
 {
     opt_paced = false; /* the child does not answer while we write */
     send_msgs(ctx, 6, 0, 4);      /* msgs_before_ring: no request yet */
-    parent_wait_child_holds(ctx);
+    unit_wait_other_holds(ctx);
     send_msgs(ctx, 6, 4, 5);      /* 500 bytes in there asks for phase 2 */
     CHECK(ctx->peer->eager.tx.pending);
     unit_progress_for(ctx, 0.6);  /* past the 300 ms ack timeout */
@@ -283,7 +266,7 @@ static void timeout_parent(unit_ctx_t *ctx)
 static void timeout_child(unit_ctx_t *ctx)
 {
     check_msgs(ctx, 6, 0, 4);
-    child_hold_progress(ctx); /* no answer meanwhile */
+    unit_hold_progress(ctx); /* no answer meanwhile */
     check_msgs(ctx, 6, 4, 16);
     UNIT_WAIT(ctx, 0 == loom_eager_rx_phase(ctx->peer) && 0 == stats(ctx)->registered_bytes);
     unit_barrier(ctx);

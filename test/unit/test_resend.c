@@ -78,20 +78,6 @@ static void check_batch(unit_ctx_t *ctx, unsigned first, unsigned count)
     }
 }
 
-static void child_hold_progress(unit_ctx_t *ctx)
-{
-    uint64_t go;
-
-    unit_send_u64(ctx, 2);
-    unit_recv_noprogress(ctx, &go, sizeof(go));
-    CHECK_UEQ(go, 1);
-}
-
-static void parent_wait_child_holds(unit_ctx_t *ctx)
-{
-    CHECK_UEQ(unit_recv_u64(ctx), 2);
-}
-
 static void parent_body(unit_ctx_t *ctx)
 {
     loom_peer_t *peer = ctx->peer;
@@ -110,7 +96,7 @@ static void parent_body(unit_ctx_t *ctx)
     unit_barrier(ctx);
     /* resend: what the held child did not acknowledge goes again on rail 1,
      * at once; the child gets the first copies from rail 0 as well */
-    parent_wait_child_holds(ctx);
+    unit_wait_other_holds(ctx);
     send_batch(ctx, 2, FIRST_BATCH);
     logged = peer->msg.log_count;
     CHECK(logged >= FIRST_BATCH && logged <= FIRST_BATCH + 2);
@@ -134,7 +120,7 @@ static void parent_body(unit_ctx_t *ctx)
     unit_barrier(ctx);
 
     /* window: no more than WINDOW messages wait for an acknowledgement */
-    parent_wait_child_holds(ctx);
+    unit_wait_other_holds(ctx);
     for (sent = 0; sent < THIRD_BATCH; ++sent) {
         uint8_t buf[MSG_MAX];
         struct iovec iov;
@@ -161,7 +147,7 @@ static void child_body(unit_ctx_t *ctx)
 
     check_batch(ctx, 0, 2);
     unit_barrier(ctx);
-    child_hold_progress(ctx);
+    unit_hold_progress(ctx);
     check_batch(ctx, 2, FIRST_BATCH);
     CHECK_MSG(loom_engine_rail_stats(ctx->engine, 0)->duplicates +
               loom_engine_rail_stats(ctx->engine, 1)->duplicates >= FIRST_BATCH,
@@ -174,7 +160,7 @@ static void child_body(unit_ctx_t *ctx)
     check_batch(ctx, 2 + FIRST_BATCH, SECOND_BATCH);
     unit_barrier(ctx);
 
-    child_hold_progress(ctx);
+    unit_hold_progress(ctx);
     check_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH, THIRD_BATCH);
     unit_barrier(ctx);
 }

@@ -141,6 +141,20 @@ void unit_op_init(unit_op_t *uop)
     uop->status  = 1000; /* no loom code */
 }
 
+void unit_hold_progress(unit_ctx_t *ctx)
+{
+    uint64_t go;
+
+    unit_send_u64(ctx, 2);
+    unit_recv_noprogress(ctx, &go, sizeof(go));
+    CHECK_UEQ(go, 1);
+}
+
+void unit_wait_other_holds(unit_ctx_t *ctx)
+{
+    CHECK_UEQ(unit_recv_u64(ctx), 2);
+}
+
 /* ---- engine callbacks ------------------------------------------------------- */
 
 static void unit_recv_cb(void *arg, uint8_t tag, const void *data, size_t length)

@@ -168,6 +168,12 @@ void     unit_send_u64(unit_ctx_t *ctx, uint64_t value);
 uint64_t unit_recv_u64(unit_ctx_t *ctx);
 /* Both processes reach the barrier (progressing meanwhile). */
 void unit_barrier(unit_ctx_t *ctx);
+/* This process stops progressing until the other says go (unit_send_u64(ctx,
+ * 1)): what the other sends meanwhile stays unread (a TCP put lands only
+ * while its target progresses).  The other waits for it to hold with
+ * unit_wait_other_holds(). */
+void unit_hold_progress(unit_ctx_t *ctx);
+void unit_wait_other_holds(unit_ctx_t *ctx);
 
 /* A remote region as the other process described it. */
 typedef struct unit_remote {
