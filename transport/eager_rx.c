@@ -154,7 +154,7 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
             continue;
         }
         order = loom_msg_order(peer, loom_from_le32(hdr->seq));
-            if (order > 0) {
+        if (order > 0) {
             break; /* a message sent before it by AM has not come yet */
         }
         if (hdr->gen != rx->gen) {

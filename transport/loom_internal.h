@@ -319,6 +319,7 @@ loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
 int  loom_peer_rdma_rail(loom_peer_t *peer);
 void loom_peer_choose_am_rail(loom_peer_t *peer);
 void loom_peer_next_am_rail(loom_peer_t *peer);
+int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);

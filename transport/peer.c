@@ -49,34 +49,53 @@ static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
     return -1;
 }
 
-/* The rail for messages: a fixed choice per peer spreads peers over rails. */
-void loom_peer_choose_am_rail(loom_peer_t *peer)
+/* From rail first on, wrapping: the first rail in use towards the peer
+ * (usable_only), or connected and not failed (it may still be connecting);
+ * -1 if none. */
+static int loom_peer_rail_from(const loom_peer_t *peer, int first, bool usable_only)
 {
     int count = peer->engine->rail_count, i;
-    int first = (peer->engine->config.am_rail >= 0 && peer->engine->config.am_rail < count)
-                    ? peer->engine->config.am_rail : (int)(peer->name % (uint64_t)count);
 
     for (i = 0; i < count; ++i) {
         int rail = (first + i) % count;
-        if (NULL != peer->rails[rail].ep && !peer->rails[rail].failed) {
-            peer->am_rail = rail;
-            return;
+        const loom_peer_rail_t *prail = &peer->rails[rail];
+
+        if (usable_only ? prail->usable : (NULL != prail->ep && !prail->failed)) {
+            return rail;
         }
+    }
+    return -1;
+}
+
+/* The rail for messages: a fixed choice per peer spreads peers over rails. */
+void loom_peer_choose_am_rail(loom_peer_t *peer)
+{
+    int count = peer->engine->rail_count;
+    int first = (peer->engine->config.am_rail >= 0 && peer->engine->config.am_rail < count)
+                    ? peer->engine->config.am_rail : (int)(peer->name % (uint64_t)count);
+    int rail = loom_peer_rail_from(peer, first, false);
+
+    if (rail >= 0) {
+        peer->am_rail = rail;
     }
 }
 
 /* Round robin: the next usable rail after the current one. */
 void loom_peer_next_am_rail(loom_peer_t *peer)
 {
-    int count = peer->engine->rail_count, i;
+    int rail = loom_peer_rail_from(peer, peer->am_rail + 1, true);
 
-    for (i = 1; i <= count; ++i) {
-        int rail = (peer->am_rail + i) % count;
-        if (peer->rails[rail].usable) {
-            peer->am_rail = rail;
-            return;
-        }
+    if (rail >= 0) {
+        peer->am_rail = rail;
     }
+}
+
+/* A usable rail to the peer other than this one, or -1. */
+int loom_peer_other_rail(const loom_peer_t *peer, int rail)
+{
+    int other = loom_peer_rail_from(peer, rail + 1, true);
+
+    return (other == rail) ? -1 : other;
 }
 
 int loom_peer_rdma_rail(loom_peer_t *peer)

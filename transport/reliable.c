@@ -229,19 +229,6 @@ static void loom_msg_watch_reply(loom_peer_t *peer, uint32_t ack)
     loom_peer_fail_rail(peer, entry->rail, UCS_ERR_TIMED_OUT);
 }
 
-/* Another usable rail to the peer than this one, or -1. */
-static int loom_msg_other_rail(const loom_peer_t *peer, int rail)
-{
-    int i;
-
-    for (i = 0; i < peer->engine->rail_count; ++i) {
-        if (i != rail && peer->rails[i].usable) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 void loom_msg_watch(loom_engine_t *engine)
 {
     uint64_t limit = engine->config.rail_timeout_ms * 1000000ull, now;
@@ -263,7 +250,7 @@ void loom_msg_watch(loom_engine_t *engine)
         entry = peer->msg.log_head;
         if (NULL == entry || peer->msg.resending || now - entry->sent < limit ||
             (peer->msg.asked && now - peer->msg.asked_time < limit) ||
-            (rail = loom_msg_other_rail(peer, entry->rail)) < 0) {
+            (rail = loom_peer_other_rail(peer, entry->rail)) < 0) {
             continue;
         }
         if (LOOM_OK == loom_msg_ack_send(peer, rail, LOOM_WIRE_FLAG_ACK_ASK)) {

@@ -371,19 +371,6 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
  */
 #define LOOM_PEER_SILENCE_FACTOR 10
 
-/* Another rail to the peer is in use: failing this one loses nothing. */
-static bool loom_peer_other_rail_usable(const loom_peer_t *peer, int rail)
-{
-    int i;
-
-    for (i = 0; i < peer->engine->rail_count; ++i) {
-        if (i != rail && peer->rails[i].usable) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* No rail to the peer but this one has striped chunks in flight. */
 static bool loom_peer_other_rails_idle(const loom_peer_t *peer, int rail)
 {
@@ -423,12 +410,11 @@ void loom_stripe_watch(loom_engine_t *engine)
             others = peer->chunks_landed - prail->landed_mark;
             /* The other rails deliver (many chunks, or all they had and now
              * wait for this one): this rail is the one stuck.  Else the
-             * peer may just be slow, and gets longer. */
-            /* The last rail in use is only failed after the long silence:
-             * failing it loses the peer. */
+             * peer may just be slow, and gets longer; so does the last rail
+             * in use, since failing it loses the peer. */
             if (silent <= limit ||
                 (silent <= LOOM_PEER_SILENCE_FACTOR * limit &&
-                 (!loom_peer_other_rail_usable(peer, i) ||
+                 (loom_peer_other_rail(peer, i) < 0 ||
                   (others < 2ull * engine->config.stripe_depth &&
                    !(others > 0 && loom_peer_other_rails_idle(peer, i)))))) {
                 continue;
