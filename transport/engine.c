@@ -98,6 +98,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     loom_hash_init(&engine->requests);
     loom_hash_init(&engine->early_connects);
     ucs_list_head_init(&engine->eager.active);
+    ucs_list_head_init(&engine->acks_owed);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {
@@ -486,6 +487,7 @@ int loom_engine_progress(loom_engine_t *engine)
     }
     loom_stripe_watch(engine);
     loom_msg_watch(engine);
+    loom_msg_idle_acks(engine);
     loom_rejoin_progress(engine);
     if (NULL != engine->done_head) {
         count += loom_engine_run_callbacks(engine);

@@ -79,6 +79,9 @@ typedef struct loom_msg_state {
     uint64_t          asked_time;  /* ... at this time ... */
     uint32_t          asked_seq;   /* ... for the message of this number ... */
     int               asked_rail;  /* ... that had left on this rail */
+    bool              ack_owed;    /* on engine->acks_owed (msg_ack.c) */
+    uint32_t          owed_mark;   /* rx_seq at the last idle-ack sweep */
+    ucs_list_link_t   owed_link;
 } loom_msg_state_t;
 
 /* What a rail has to send from progress to come back (rejoin.c). */
@@ -205,6 +208,9 @@ struct loom_engine {
     size_t               msgs_logged;  /* messages kept for re-sending, all peers */
     unsigned             msg_watch_tick;
     uint64_t             next_msg_watch;
+    ucs_list_link_t      acks_owed;    /* peers owed an acknowledgement */
+    unsigned             idle_ack_tick;
+    uint64_t             next_idle_acks;
     struct loom_msg_stranger *strangers_head; /* messages of processes not */
     struct loom_msg_stranger *strangers_tail; /* connected yet (reliable.c) */
     bool                 strangers_running;
@@ -298,6 +304,8 @@ bool loom_msg_resend_progress(loom_peer_t *peer);
 void loom_msg_peer_fini(loom_peer_t *peer);
 void loom_msg_conn_check(loom_peer_t *peer, uint32_t conn, uint32_t seq);
 void loom_msg_watch(loom_engine_t *engine);
+void loom_msg_idle_acks(loom_engine_t *engine);
+void loom_msg_owed_forget(loom_peer_t *peer);
 bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, size_t length);
 int  loom_msg_strangers_progress(loom_engine_t *engine);
 void loom_msg_strangers_free(loom_engine_t *engine);

@@ -13,6 +13,8 @@
  *   byte for byte; then everything is acknowledged;
  * - rejoin: rail 0 is probed on fresh endpoints, comes back on both sides,
  *   and carries messages again;
+ * - idle: a message alone (far below the quarter window that makes the
+ *   child acknowledge) is acknowledged once nothing more comes;
  * - window: with the child holding, the parent can send only msg_window
  *   messages not acknowledged; the rest go once the child acknowledges.
  */
@@ -30,6 +32,7 @@
 #define FIRST_BATCH  12
 #define SECOND_BATCH 20
 #define THIRD_BATCH  100
+#define THIRD_FIRST  (2 + FIRST_BATCH + SECOND_BATCH + 1)
 #define MSG_MAX      3000
 
 static void resend_configure(loom_engine_config_t *config, bool is_parent)
@@ -117,8 +120,13 @@ static void parent_body(unit_ctx_t *ctx)
     sent0 = rail0->messages_sent;
     send_batch(ctx, 2 + FIRST_BATCH, SECOND_BATCH);
     CHECK_UEQ(rail0->messages_sent - sent0, SECOND_BATCH);
-    /* the window starts empty: the last few are acknowledged when the
-     * message watch asks (after rail_timeout), the child progressing */
+    /* the tail of the batch is acknowledged once the stream goes idle */
+    UNIT_WAIT(ctx, 0 == peer->msg.log_count);
+    unit_barrier(ctx);
+
+    /* idle: one message alone is acknowledged too */
+    send_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH, 1);
+    CHECK_UEQ(peer->msg.log_count, 1);
     UNIT_WAIT(ctx, 0 == peer->msg.log_count);
     unit_barrier(ctx);
 
@@ -127,7 +135,7 @@ static void parent_body(unit_ctx_t *ctx)
     for (sent = 0; sent < THIRD_BATCH; ++sent) {
         uint8_t buf[MSG_MAX];
         struct iovec iov;
-        unsigned n = 2 + FIRST_BATCH + SECOND_BATCH + (unsigned)sent;
+        unsigned n = THIRD_FIRST + (unsigned)sent;
 
         unit_fill(buf, msg_length(n), 0xabc0000ull + n);
         iov.iov_base = buf;
@@ -140,7 +148,7 @@ static void parent_body(unit_ctx_t *ctx)
     }
     CHECK_EQ(sent, WINDOW);
     unit_send_u64(ctx, 1); /* go: the child acknowledges, the rest can go */
-    send_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH + WINDOW, THIRD_BATCH - WINDOW);
+    send_batch(ctx, THIRD_FIRST + WINDOW, THIRD_BATCH - WINDOW);
     unit_barrier(ctx);
 }
 
@@ -162,9 +170,11 @@ static void child_body(unit_ctx_t *ctx)
     unit_barrier(ctx);
     check_batch(ctx, 2 + FIRST_BATCH, SECOND_BATCH);
     unit_barrier(ctx);
+    check_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH, 1);
+    unit_barrier(ctx);
 
     unit_hold_progress(ctx);
-    check_batch(ctx, 2 + FIRST_BATCH + SECOND_BATCH, THIRD_BATCH);
+    check_batch(ctx, THIRD_FIRST, THIRD_BATCH);
     unit_barrier(ctx);
 }
 
