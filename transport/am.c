@@ -3,6 +3,7 @@
  */
 #include "loom_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 typedef struct loom_am_pack_arg {
@@ -241,6 +242,42 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uin
         return false;
     }
     return true;
+}
+
+/* Control messages that name their sender right after the header. */
+#define LOOM_SENDER_FIRST(_type) \
+    _Static_assert(offsetof(_type, sender) == sizeof(loom_wire_hdr_t), \
+                   #_type ": sender right after the header")
+LOOM_SENDER_FIRST(loom_wire_msg_ack_t);
+LOOM_SENDER_FIRST(loom_wire_probe_t);
+LOOM_SENDER_FIRST(loom_wire_eager_req_t);
+LOOM_SENDER_FIRST(loom_wire_eager_note_t);
+
+/*
+ * Such a message checked (loom_wire_hdr_check), its first size bytes
+ * copied to msg, and its sender looked up.  NULL when it is malformed or
+ * its sender is not connected: refused on the rail, and said so, naming
+ * the message ('what').
+ */
+loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
+                                 uint8_t type, void *msg, size_t size, const char *what)
+{
+    loom_peer_t *peer;
+    uint64_t sender;
+
+    if (!loom_wire_hdr_check(rail, data, length, type, size)) {
+        return NULL;
+    }
+    memcpy(msg, data, size);
+    memcpy(&sender, (const uint8_t *)data + sizeof(loom_wire_hdr_t), sizeof(sender));
+    peer = loom_peer_lookup(rail->engine, loom_from_le64(sender));
+    if (NULL == peer) {
+        ++rail->stats.refused;
+        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a %s from process %#llx, "
+                 "not connected", rail->info.tl_name, rail->info.dev_name, what,
+                 (unsigned long long)loom_from_le64(sender));
+    }
+    return peer;
 }
 
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags)

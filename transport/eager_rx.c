@@ -515,15 +515,10 @@ ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned 
     const char *why;
 
     (void)flags;
-    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_EAGER_REQ, sizeof(req))) {
-        ++engine->eager.stats.refused;
-        return UCS_OK;
-    }
-    memcpy(&req, data, sizeof(req));
-    peer = loom_peer_lookup(engine, loom_from_le64(req.sender));
+    peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_EAGER_REQ, &req, sizeof(req),
+                               "ring request");
     if (NULL == peer) {
-        loom_eager_rx_refuse(engine, rail, loom_from_le64(req.sender),
-                             "ring request of a process not connected");
+        ++engine->eager.stats.refused;
         return UCS_OK;
     }
     if (length > sizeof(peer->eager.rx.req)) {

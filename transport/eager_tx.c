@@ -472,14 +472,9 @@ ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned
     loom_peer_t *peer;
 
     (void)flags;
-    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_EAGER_NOTE, sizeof(note))) {
-        ++rail->engine->eager.stats.refused;
-        return UCS_OK;
-    }
-    memcpy(&note, data, sizeof(note));
-    peer = loom_peer_lookup(rail->engine, loom_from_le64(note.sender));
+    peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_EAGER_NOTE, &note, sizeof(note),
+                               "ring credit note");
     if (NULL == peer) {
-        ++rail->stats.refused;
         ++rail->engine->eager.stats.refused;
         return UCS_OK;
     }

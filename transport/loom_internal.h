@@ -280,6 +280,8 @@ int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, i
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
                            size_t length);
+loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
+                                 uint8_t type, void *msg, size_t size, const char *what);
 bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
                          uint8_t type, size_t min_length);
 void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);

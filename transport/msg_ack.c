@@ -192,15 +192,9 @@ ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned fl
     loom_peer_t *peer;
 
     (void)flags;
-    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_MSG_ACK, sizeof(ack))) {
-        return UCS_OK;
-    }
-    memcpy(&ack, data, sizeof(ack));
-    peer = loom_peer_lookup(rail->engine, loom_from_le64(ack.sender));
+    peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_MSG_ACK, &ack, sizeof(ack),
+                               "message acknowledgement");
     if (NULL == peer) {
-        ++rail->stats.refused;
-        loom_log(rail->engine, LOOM_LOG_WARN, "refused a message acknowledgement from "
-                 "process %#llx, not connected", (unsigned long long)loom_from_le64(ack.sender));
         return UCS_OK;
     }
     loom_msg_acked(peer, ack.ack);

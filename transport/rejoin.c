@@ -347,21 +347,20 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
     int index;
 
     (void)flags;
-    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PROBE, sizeof(probe))) {
+    peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_PROBE, &probe, sizeof(probe),
+                               "rail probe");
+    if (NULL == peer) {
         return UCS_OK;
     }
-    memcpy(&probe, data, sizeof(probe));
-    peer  = loom_peer_lookup(engine, loom_from_le64(probe.sender));
     index = loom_from_le16(probe.rail_index);
-    if (NULL == peer || loom_from_le32(probe.sender_epoch) != peer->epoch ||
+    if (loom_from_le32(probe.sender_epoch) != peer->epoch ||
         index >= engine->rail_count || probe.kind > LOOM_WIRE_PROBE_CONFIRM ||
         (LOOM_WIRE_PROBE_DOWN != probe.kind &&
          (index != rail->index || rail->info.connect_to_ep))) {
         ++rail->stats.refused;
         loom_log(engine, LOOM_LOG_WARN, "rail %s:%s: refused a rail probe of process %#llx "
-                 "(kind %u, rail %d): %s", rail->info.tl_name, rail->info.dev_name,
-                 (unsigned long long)loom_from_le64(probe.sender), probe.kind, index,
-                 (NULL == peer) ? "not connected" : "another incarnation or a bad rail");
+                 "(kind %u, rail %d): another incarnation or a bad rail", rail->info.tl_name,
+                 rail->info.dev_name, (unsigned long long)peer->name, probe.kind, index);
         return UCS_OK;
     }
     prail      = &peer->rails[index];
