@@ -41,7 +41,7 @@ run_suite() {
         grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$dir/check.out" || true
         for log in "$dir"/test/*.log "$dir"/test/*/*.log; do
             [ -f "$log" ] || continue
-            grep -q '^FAIL\|^ERROR' "${log%.log}.trs" 2>/dev/null && { echo "--- $log"; tail -n 40 "$log"; }
+            grep -q '^:test-result: \(FAIL\|ERROR\)' "${log%.log}.trs" 2>/dev/null && { echo "--- $log"; tail -n 40 "$log"; }
         done
         echo "=== $name: FAILED"
         status=1
