@@ -10,6 +10,7 @@
 #include "opal/datatype/opal_convertor.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
+#include "opal/threads/mutex.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -56,6 +57,9 @@ typedef struct mca_btl_loom_component_t {
 
     int   output;             /* opal_output stream */
     struct mca_btl_loom_module_t *module;
+    /* With MPI_THREAD_MULTIPLE every entry point into the engine holds it.
+     * Recursive: ob1's callbacks from our progress call back into us. */
+    opal_recursive_mutex_t lock;
 } mca_btl_loom_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
@@ -115,6 +119,9 @@ typedef struct mca_btl_loom_rdma_t {
     void                 *cbcontext;
     void                 *cbdata;
 } mca_btl_loom_rdma_t;
+
+#define MCA_BTL_LOOM_LOCK()   OPAL_THREAD_LOCK(&mca_btl_loom_component.lock)
+#define MCA_BTL_LOOM_UNLOCK() OPAL_THREAD_UNLOCK(&mca_btl_loom_component.lock)
 
 /* component */
 int  mca_btl_loom_params_register(void);

@@ -68,11 +68,13 @@ static int mca_btl_loom_component_open(void)
     opal_output_set_verbosity(mca_btl_loom_component.output,
                               mca_btl_loom_component.verbose);
     mca_btl_loom_component.module = NULL;
+    OBJ_CONSTRUCT(&mca_btl_loom_component.lock, opal_recursive_mutex_t);
     return OPAL_SUCCESS;
 }
 
 static int mca_btl_loom_component_close(void)
 {
+    OBJ_DESTRUCT(&mca_btl_loom_component.lock);
     if (mca_btl_loom_component.output > 0) {
         opal_output_close(mca_btl_loom_component.output);
         mca_btl_loom_component.output = -1;
@@ -165,12 +167,8 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
 
     (void)enable_progress_threads;
     *num_btls = 0;
-    if (enable_mpi_threads) {
-        opal_output_verbose(1, mca_btl_loom_component.output,
-                            "btl loom: MPI_THREAD_MULTIPLE is not supported yet; disabled");
-        return NULL;
-    }
     memset(&config, 0, sizeof(config));
+    config.threads             = enable_mpi_threads;
     config.rails               = mca_btl_loom_component.rails;
     config.max_rails           = mca_btl_loom_component.max_rails;
     config.name                = mca_btl_loom_my_name();
@@ -236,9 +234,17 @@ err:
     return NULL;
 }
 
+/* Threads waiting in MPI all progress: one at a time drives the engine,
+ * the others do not wait for it. */
 static int mca_btl_loom_component_progress(void)
 {
     mca_btl_loom_module_t *module = mca_btl_loom_component.module;
+    int count;
 
-    return (NULL != module) ? loom_engine_progress(module->engine) : 0;
+    if (NULL == module || 0 != OPAL_THREAD_TRYLOCK(&mca_btl_loom_component.lock)) {
+        return 0;
+    }
+    count = loom_engine_progress(module->engine);
+    MCA_BTL_LOOM_UNLOCK();
+    return count;
 }

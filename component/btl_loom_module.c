@@ -195,6 +195,7 @@ int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
     size_t i;
 
+    MCA_BTL_LOOM_LOCK();
     for (i = 0; i < nprocs; ++i) {
         if (procs[i] == opal_proc_local_get()) {
             continue; /* btl self handles that */
@@ -207,6 +208,7 @@ int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             opal_bitmap_set_bit(reachable, (int)i);
         }
     }
+    MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 
@@ -217,6 +219,7 @@ int mca_btl_loom_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     size_t i;
 
     (void)procs;
+    MCA_BTL_LOOM_LOCK();
     for (i = 0; i < nprocs; ++i) {
         struct mca_btl_base_endpoint_t *endpoint = module->endpoints;
 
@@ -229,6 +232,7 @@ int mca_btl_loom_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             mca_btl_loom_endpoint_destroy(module, endpoint);
         }
     }
+    MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 
@@ -236,14 +240,18 @@ int mca_btl_loom_flush(struct mca_btl_base_module_t *btl,
                        struct mca_btl_base_endpoint_t *endpoint)
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    int rc = LOOM_OK;
 
+    MCA_BTL_LOOM_LOCK();
     if (NULL != endpoint) {
-        return mca_btl_loom_rc_to_opal(loom_peer_flush(endpoint->peer));
+        rc = loom_peer_flush(endpoint->peer);
+    } else {
+        while (loom_engine_outstanding(module->engine) > 0) {
+            loom_engine_progress(module->engine);
+        }
     }
-    while (loom_engine_outstanding(module->engine) > 0) {
-        loom_engine_progress(module->engine);
-    }
-    return OPAL_SUCCESS;
+    MCA_BTL_LOOM_UNLOCK();
+    return mca_btl_loom_rc_to_opal(rc);
 }
 
 int mca_btl_loom_register_error(struct mca_btl_base_module_t *btl,
@@ -259,11 +267,13 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
 
     mca_btl_loom_pvars_release();
     mca_btl_loom_eager_pvars_release();
+    MCA_BTL_LOOM_LOCK();
     while (NULL != module->endpoints) {
         mca_btl_loom_endpoint_destroy(module, module->endpoints);
     }
     mca_btl_loom_component.module = NULL;
     loom_engine_destroy(module->engine);
+    MCA_BTL_LOOM_UNLOCK();
     OBJ_DESTRUCT(&module->frags);
     free(module);
     return OPAL_SUCCESS;

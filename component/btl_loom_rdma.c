@@ -20,6 +20,7 @@ mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
     if (NULL == reg) {
         return NULL;
     }
+    MCA_BTL_LOOM_LOCK();
     rc = loom_mem_register(module->engine, base, size, &reg->region);
     if (LOOM_OK == rc) {
         rc = loom_key_pack(reg->region, reg->key, module->key_size);
@@ -27,6 +28,7 @@ mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
             loom_mem_deregister(reg->region);
         }
     }
+    MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK != rc) {
         free(reg);
         return NULL;
@@ -46,7 +48,9 @@ int mca_btl_loom_deregister_mem(struct mca_btl_base_module_t *btl,
     mca_btl_loom_reg_t *reg = mca_btl_loom_reg_of(handle);
 
     (void)btl;
+    MCA_BTL_LOOM_LOCK();
     loom_mem_deregister(reg->region);
+    MCA_BTL_LOOM_UNLOCK();
     free(reg);
     return OPAL_SUCCESS;
 }
@@ -92,9 +96,11 @@ static int mca_btl_loom_rdma(mca_btl_loom_rdma_fn_t fn, struct mca_btl_base_modu
     rdma->cbdata        = cbdata;
     rdma->op.cb         = mca_btl_loom_rdma_done;
     rdma->op.user       = rdma;
+    MCA_BTL_LOOM_LOCK();
     rc = fn(endpoint->peer, &rdma->op, local_address,
             NULL != local_handle ? mca_btl_loom_reg_of(local_handle)->region : NULL,
             remote_address, remote_handle, module->key_size, size);
+    MCA_BTL_LOOM_UNLOCK();
     if (rc < 0) {
         free(rdma);
         return mca_btl_loom_rc_to_opal(rc);

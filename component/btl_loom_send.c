@@ -120,7 +120,9 @@ int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
     frag->iov.iov_len   = frag->segment.seg_len;
     frag->op.cb         = mca_btl_loom_send_done;
     frag->op.user       = frag;
+    MCA_BTL_LOOM_LOCK();
     rc = loom_am_send(endpoint->peer, tag, &frag->iov, 1, &frag->op);
+    MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK == rc) {
         /* Copied out already: complete now, telling the caller by returning 1. */
         mca_btl_loom_send_complete(frag, OPAL_SUCCESS, false);
@@ -163,7 +165,9 @@ int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
         iov[1] = pack_iov;
         iov[1].iov_len = max_data;
     }
+    MCA_BTL_LOOM_LOCK();
     rc = loom_am_send(endpoint->peer, tag, iov, payload_size > 0 ? 2 : 1, NULL);
+    MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK != rc && payload_size > 0) {
         /* Nothing went: give the convertor back its position for the retry. */
         opal_convertor_set_position(convertor, &position);

@@ -107,7 +107,9 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
         free(engine);
         return LOOM_ERR_IO;
     }
-    status = uct_worker_create(engine->async, UCS_THREAD_MODE_SINGLE, &engine->worker);
+    status = uct_worker_create(engine->async, config->threads ? UCS_THREAD_MODE_SERIALIZED
+                                                              : UCS_THREAD_MODE_SINGLE,
+                               &engine->worker);
     if (UCS_OK != status) {
         loom_log(engine, LOOM_LOG_ERROR, "cannot create UCT worker: %s",
                  ucs_status_string(status));

@@ -142,6 +142,8 @@ typedef struct loom_engine_config {
     size_t        eager_budget;     /* bytes of rings per process, 0 = no limit */
     unsigned      eager_ack_timeout_ms; /* give up on a ring request after this */
     bool          eager_cycle;      /* testing: change phase after every message */
+    bool          threads;          /* several threads call the engine, one at a
+                                       time (the caller serializes them) */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     loom_peer_lost_cb_t peer_lost_cb;

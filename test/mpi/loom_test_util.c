@@ -45,8 +45,16 @@ void loom_fail(const char *fmt, ...)
 void loom_test_init(int *argc, char ***argv, const char *name,
                     int min_ranks, int *rank, int *size)
 {
+    loom_test_init_thread(argc, argv, name, min_ranks, MPI_THREAD_SINGLE, rank, size);
+}
+
+void loom_test_init_thread(int *argc, char ***argv, const char *name,
+                           int min_ranks, int required, int *rank, int *size)
+{
+    int provided;
+
     loom_test_name = name;
-    LOOM_CHECK_MPI(MPI_Init(argc, argv));
+    LOOM_CHECK_MPI(MPI_Init_thread(argc, argv, required, &provided));
     LOOM_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     LOOM_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank));
     LOOM_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, size));
@@ -57,6 +65,13 @@ void loom_test_init(int *argc, char ***argv, const char *name,
 
         snprintf(reason, sizeof(reason), "%s needs at least %d ranks, got %d",
                  name, min_ranks, *size);
+        loom_test_skip(reason);
+    }
+    if (provided < required) {
+        char reason[128];
+
+        snprintf(reason, sizeof(reason), "%s needs thread level %d, the library provides %d",
+                 name, required, provided);
         loom_test_skip(reason);
     }
 }

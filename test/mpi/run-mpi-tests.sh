@@ -44,6 +44,11 @@ tests=(
     "test_rma 2 4"
     "test_pvars 2"
     "test_stripe 2"
+    "test_p2p_modes 2 4"
+    "test_collectives 2 3 4"
+    "test_spawn 2"
+    "test_threads 2 4"
+    "test_large 2"
 )
 
 mkdir -p "$logdir"
