@@ -27,11 +27,12 @@ run() {
         fail=1
     fi
 }
-for t in test_sizes test_many_outstanding test_any_source test_alltoall test_pvars test_stripe; do
+for t in test_sizes test_many_outstanding test_any_source test_alltoall test_pvars test_stripe \
+         test_p2p_modes test_collectives test_threads; do
     run $t
 done
 # every message on the next rail: the receiver puts them back in order
-for t in test_sizes test_many_outstanding test_any_source; do
+for t in test_sizes test_many_outstanding test_any_source test_threads; do
     run $t --mca btl_loom_am_policy round_robin
 done
 exit $fail

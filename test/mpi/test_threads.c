@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define NTHREADS 4
-#define ROUNDS   20
+#define ROUNDS   8
 
 static const size_t sizes[] = { 1, 200, 4000, 20000, 300000, 2 * MIB + 5 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
