@@ -60,6 +60,8 @@ typedef struct mca_btl_loom_component_t {
     /* With MPI_THREAD_MULTIPLE every entry point into the engine holds it.
      * Recursive: ob1's callbacks from our progress call back into us. */
     opal_recursive_mutex_t lock;
+    opal_mutex_t endpoints_lock; /* the module's endpoint list; taken after
+                                    lock, never before it */
 } mca_btl_loom_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
@@ -77,7 +79,10 @@ extern mca_btl_loom_module_t mca_btl_loom_module_template;
 
 struct mca_btl_base_endpoint_t {
     opal_proc_t *proc;
-    loom_peer_t *peer;
+    loom_peer_t *peer;      /* NULL until connected (mca_btl_loom_endpoint_peer) */
+    void        *addr_blob; /* the peer's modex entry, until connected */
+    size_t       addr_blob_len;
+    mca_btl_loom_module_t *module;
     /* all endpoints of the module, freed at finalize if not deleted before */
     struct mca_btl_base_endpoint_t *next;
     struct mca_btl_base_endpoint_t *prev;
@@ -148,6 +153,7 @@ int mca_btl_loom_flush(struct mca_btl_base_module_t *btl,
                        struct mca_btl_base_endpoint_t *endpoint);
 int mca_btl_loom_register_error(struct mca_btl_base_module_t *btl,
                                 mca_btl_base_module_error_cb_fn_t cbfunc);
+loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint);
 
 /* send path */
 void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length);

@@ -69,11 +69,13 @@ static int mca_btl_loom_component_open(void)
                               mca_btl_loom_component.verbose);
     mca_btl_loom_component.module = NULL;
     OBJ_CONSTRUCT(&mca_btl_loom_component.lock, opal_recursive_mutex_t);
+    OBJ_CONSTRUCT(&mca_btl_loom_component.endpoints_lock, opal_mutex_t);
     return OPAL_SUCCESS;
 }
 
 static int mca_btl_loom_component_close(void)
 {
+    OBJ_DESTRUCT(&mca_btl_loom_component.endpoints_lock);
     OBJ_DESTRUCT(&mca_btl_loom_component.lock);
     if (mca_btl_loom_component.output > 0) {
         opal_output_close(mca_btl_loom_component.output);
@@ -106,11 +108,13 @@ static void mca_btl_loom_peer_lost(void *ctx, loom_peer_t *peer, const char *msg
     if (NULL == module) {
         return;
     }
+    OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
     for (endpoint = module->endpoints; NULL != endpoint; endpoint = endpoint->next) {
         if (endpoint->peer == peer) {
             break;
         }
     }
+    OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
     snprintf(text, sizeof(text), "btl loom (%s): %s%s%s", opal_process_info.nodename, msg,
              (NULL != endpoint) ? " - process " : "",
              (NULL != endpoint) ? OPAL_NAME_PRINT(endpoint->proc->proc_name) : "");
@@ -238,13 +242,17 @@ err:
  * the others do not wait for it. */
 static int mca_btl_loom_component_progress(void)
 {
-    mca_btl_loom_module_t *module = mca_btl_loom_component.module;
-    int count;
+    mca_btl_loom_module_t *module;
+    int count = 0;
 
-    if (NULL == module || 0 != OPAL_THREAD_TRYLOCK(&mca_btl_loom_component.lock)) {
+    if (NULL == mca_btl_loom_component.module ||
+        0 != OPAL_THREAD_TRYLOCK(&mca_btl_loom_component.lock)) {
         return 0;
     }
-    count = loom_engine_progress(module->engine);
+    module = mca_btl_loom_component.module; /* not finalized meanwhile */
+    if (NULL != module) {
+        count = loom_engine_progress(module->engine);
+    }
     MCA_BTL_LOOM_UNLOCK();
     return count;
 }

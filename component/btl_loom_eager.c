@@ -200,8 +200,10 @@ static int mca_btl_loom_eager_read(const struct mca_base_pvar_t *pvar, void *val
     const mca_btl_loom_eager_ctx_t *ctx = pvar->ctx;
 
     (void)obj;
+    MCA_BTL_LOOM_LOCK(); /* another thread may finalize loom */
     *(unsigned long *)value = (NULL == ctx->engine) ? 0 :
         *(const unsigned long *)((const char *)loom_engine_eager_stats(ctx->engine) + ctx->offset);
+    MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 

@@ -135,6 +135,7 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
     return OPAL_SUCCESS;
 }
 
+/* An endpoint for proc, not connected yet; NULL if proc runs without loom. */
 static struct mca_btl_base_endpoint_t *mca_btl_loom_endpoint_create(
     mca_btl_loom_module_t *module, opal_proc_t *proc)
 {
@@ -154,28 +155,52 @@ static struct mca_btl_base_endpoint_t *mca_btl_loom_endpoint_create(
         free(blob);
         return NULL;
     }
-    endpoint->proc = proc;
-    rc = loom_peer_connect(module->engine, blob, size, &endpoint->peer);
-    free(blob);
-    if (LOOM_OK != rc) {
-        opal_output(0, "btl loom: cannot connect to %s on %s: %s",
-                    OPAL_NAME_PRINT(proc->proc_name),
-                    NULL != proc->proc_hostname ? proc->proc_hostname : "unknown host",
-                    loom_strerror(rc));
-        free(endpoint);
-        return NULL;
-    }
+    endpoint->proc          = proc;
+    endpoint->module        = module;
+    endpoint->addr_blob     = blob;
+    endpoint->addr_blob_len = size;
+    OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
     endpoint->next = module->endpoints;
     if (NULL != module->endpoints) {
         module->endpoints->prev = endpoint;
     }
     module->endpoints = endpoint;
+    OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
     return endpoint;
 }
 
+/* The endpoint's peer, connected on first use; NULL if it cannot be.
+ * Under the lock. */
+loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint)
+{
+    opal_proc_t *proc = endpoint->proc;
+    int rc;
+
+    if (OPAL_LIKELY(NULL != endpoint->peer)) {
+        return endpoint->peer;
+    }
+    if (NULL == endpoint->addr_blob) {
+        return NULL; /* failed before, and said so */
+    }
+    rc = loom_peer_connect(endpoint->module->engine, endpoint->addr_blob,
+                           endpoint->addr_blob_len, &endpoint->peer);
+    free(endpoint->addr_blob);
+    endpoint->addr_blob = NULL;
+    if (LOOM_OK != rc) {
+        endpoint->peer = NULL;
+        opal_output(0, "btl loom: cannot connect to %s on %s: %s",
+                    OPAL_NAME_PRINT(proc->proc_name),
+                    NULL != proc->proc_hostname ? proc->proc_hostname : "unknown host",
+                    loom_strerror(rc));
+    }
+    return endpoint->peer;
+}
+
+/* Under the lock. */
 static void mca_btl_loom_endpoint_destroy(mca_btl_loom_module_t *module,
                                           struct mca_btl_base_endpoint_t *endpoint)
 {
+    OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
     if (NULL != endpoint->prev) {
         endpoint->prev->next = endpoint->next;
     } else {
@@ -184,18 +209,28 @@ static void mca_btl_loom_endpoint_destroy(mca_btl_loom_module_t *module,
     if (NULL != endpoint->next) {
         endpoint->next->prev = endpoint->prev;
     }
-    loom_peer_disconnect(endpoint->peer);
+    OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
+    if (NULL != endpoint->peer) {
+        loom_peer_disconnect(endpoint->peer);
+    }
+    free(endpoint->addr_blob);
     free(endpoint);
 }
 
+/*
+ * ob1 adds peers holding its bml lock, and may do so from a receive
+ * callback that runs in our progress, holding our lock.  So adding must
+ * not wait for our lock: the endpoints connect now if nobody holds it,
+ * else on their first use.
+ */
 int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
                            opal_bitmap_t *reachable)
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    bool locked = (0 == OPAL_THREAD_TRYLOCK(&mca_btl_loom_component.lock));
     size_t i;
 
-    MCA_BTL_LOOM_LOCK();
     for (i = 0; i < nprocs; ++i) {
         if (procs[i] == opal_proc_local_get()) {
             continue; /* btl self handles that */
@@ -204,11 +239,17 @@ int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             continue; /* already added */
         }
         peers[i] = mca_btl_loom_endpoint_create(module, procs[i]);
+        if (NULL != peers[i] && locked && NULL == mca_btl_loom_endpoint_peer(peers[i])) {
+            mca_btl_loom_endpoint_destroy(module, peers[i]);
+            peers[i] = NULL;
+        }
         if (NULL != peers[i] && NULL != reachable) {
             opal_bitmap_set_bit(reachable, (int)i);
         }
     }
-    MCA_BTL_LOOM_UNLOCK();
+    if (locked) {
+        MCA_BTL_LOOM_UNLOCK();
+    }
     return OPAL_SUCCESS;
 }
 
@@ -221,13 +262,16 @@ int mca_btl_loom_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     (void)procs;
     MCA_BTL_LOOM_LOCK();
     for (i = 0; i < nprocs; ++i) {
-        struct mca_btl_base_endpoint_t *endpoint = module->endpoints;
+        struct mca_btl_base_endpoint_t *endpoint;
 
         /* bml may hand the same endpoint twice (send and RDMA lists): only
          * destroy what is still ours, without touching the pointer before. */
+        OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
+        endpoint = module->endpoints;
         while (NULL != endpoint && endpoint != peers[i]) {
             endpoint = endpoint->next;
         }
+        OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
         if (NULL != endpoint) {
             mca_btl_loom_endpoint_destroy(module, endpoint);
         }
@@ -244,7 +288,7 @@ int mca_btl_loom_flush(struct mca_btl_base_module_t *btl,
 
     MCA_BTL_LOOM_LOCK();
     if (NULL != endpoint) {
-        rc = loom_peer_flush(endpoint->peer);
+        rc = (NULL != endpoint->peer) ? loom_peer_flush(endpoint->peer) : LOOM_OK;
     } else {
         while (loom_engine_outstanding(module->engine) > 0) {
             loom_engine_progress(module->engine);
@@ -265,9 +309,9 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
 
+    MCA_BTL_LOOM_LOCK(); /* pvar reads hold it too */
     mca_btl_loom_pvars_release();
     mca_btl_loom_eager_pvars_release();
-    MCA_BTL_LOOM_LOCK();
     while (NULL != module->endpoints) {
         mca_btl_loom_endpoint_destroy(module, module->endpoints);
     }

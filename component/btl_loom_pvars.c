@@ -66,6 +66,7 @@ static int mca_btl_loom_pvar_read(const struct mca_base_pvar_t *pvar, void *valu
     int i;
 
     (void)obj;
+    MCA_BTL_LOOM_LOCK(); /* another thread may finalize loom */
     if (NULL == ctx->engine) {
         /* loom was finalized: counters are gone */
     } else if (ctx->rail >= 0) {
@@ -75,6 +76,7 @@ static int mca_btl_loom_pvar_read(const struct mca_base_pvar_t *pvar, void *valu
             sum += mca_btl_loom_counter(ctx->engine, i, ctx->offset);
         }
     }
+    MCA_BTL_LOOM_UNLOCK();
     *(unsigned long *)value = sum;
     return OPAL_SUCCESS;
 }
@@ -112,8 +114,10 @@ static int mca_btl_loom_rate_read(const struct mca_base_pvar_t *pvar, void *valu
     const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
 
     (void)obj;
+    MCA_BTL_LOOM_LOCK();
     *(unsigned long *)value = (NULL == ctx->engine) ? 0
                               : (unsigned long)loom_engine_rail_rate(ctx->engine, ctx->rail);
+    MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 
@@ -122,8 +126,10 @@ static int mca_btl_loom_failed_read(const struct mca_base_pvar_t *pvar, void *va
     const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
 
     (void)obj;
+    MCA_BTL_LOOM_LOCK(); /* walks the peers another thread may connect */
     *(unsigned long *)value = (NULL == ctx->engine) ? 0
                               : loom_engine_rail_failed_peers(ctx->engine, ctx->rail);
+    MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 
@@ -133,8 +139,10 @@ static int mca_btl_loom_rejoining_read(const struct mca_base_pvar_t *pvar, void 
     const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
 
     (void)obj;
+    MCA_BTL_LOOM_LOCK(); /* walks the peers another thread may connect */
     *(unsigned long *)value = (NULL == ctx->engine) ? 0
                               : loom_engine_rail_rejoining_peers(ctx->engine, ctx->rail);
+    MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 

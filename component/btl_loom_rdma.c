@@ -78,6 +78,7 @@ static int mca_btl_loom_rdma(mca_btl_loom_rdma_fn_t fn, struct mca_btl_base_modu
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
     mca_btl_loom_rdma_t *rdma;
+    loom_peer_t *peer;
     int rc;
 
     if (NULL == remote_handle) {
@@ -97,9 +98,11 @@ static int mca_btl_loom_rdma(mca_btl_loom_rdma_fn_t fn, struct mca_btl_base_modu
     rdma->op.cb         = mca_btl_loom_rdma_done;
     rdma->op.user       = rdma;
     MCA_BTL_LOOM_LOCK();
-    rc = fn(endpoint->peer, &rdma->op, local_address,
-            NULL != local_handle ? mca_btl_loom_reg_of(local_handle)->region : NULL,
-            remote_address, remote_handle, module->key_size, size);
+    peer = mca_btl_loom_endpoint_peer(endpoint);
+    rc   = (NULL == peer) ? LOOM_ERR_UNREACH
+         : fn(peer, &rdma->op, local_address,
+              NULL != local_handle ? mca_btl_loom_reg_of(local_handle)->region : NULL,
+              remote_address, remote_handle, module->key_size, size);
     MCA_BTL_LOOM_UNLOCK();
     if (rc < 0) {
         free(rdma);

@@ -112,6 +112,7 @@ int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
                       struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
 {
     mca_btl_loom_frag_t *frag = (mca_btl_loom_frag_t *)descriptor;
+    loom_peer_t *peer;
     int rc;
 
     (void)btl;
@@ -121,7 +122,8 @@ int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
     frag->op.cb         = mca_btl_loom_send_done;
     frag->op.user       = frag;
     MCA_BTL_LOOM_LOCK();
-    rc = loom_am_send(endpoint->peer, tag, &frag->iov, 1, &frag->op);
+    peer = mca_btl_loom_endpoint_peer(endpoint);
+    rc   = (NULL != peer) ? loom_am_send(peer, tag, &frag->iov, 1, &frag->op) : LOOM_ERR_UNREACH;
     MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK == rc) {
         /* Copied out already: complete now, telling the caller by returning 1. */
@@ -140,6 +142,7 @@ int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
     struct iovec iov[2], pack_iov;
     uint32_t iov_count = 1;
     size_t max_data = payload_size, position = 0;
+    loom_peer_t *peer;
     int rc;
 
     (void)order;
@@ -166,7 +169,9 @@ int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
         iov[1].iov_len = max_data;
     }
     MCA_BTL_LOOM_LOCK();
-    rc = loom_am_send(endpoint->peer, tag, iov, payload_size > 0 ? 2 : 1, NULL);
+    peer = mca_btl_loom_endpoint_peer(endpoint);
+    rc   = (NULL != peer) ? loom_am_send(peer, tag, iov, payload_size > 0 ? 2 : 1, NULL)
+                          : LOOM_ERR_UNREACH;
     MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK != rc && payload_size > 0) {
         /* Nothing went: give the convertor back its position for the retry. */

@@ -257,7 +257,8 @@ LOOM_SENDER_FIRST(loom_wire_eager_note_t);
  * Such a message checked (loom_wire_hdr_check), its first size bytes
  * copied to msg, and its sender looked up.  NULL when it is malformed or
  * its sender is not connected: refused on the rail, and said so, naming
- * the message ('what').
+ * the message ('what'; NULL: a message that may still come from a peer
+ * just disconnected, counted only).
  */
 loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
                                  uint8_t type, void *msg, size_t size, const char *what)
@@ -273,9 +274,11 @@ loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t len
     peer = loom_peer_lookup(rail->engine, loom_from_le64(sender));
     if (NULL == peer) {
         ++rail->stats.refused;
-        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a %s from process %#llx, "
-                 "not connected", rail->info.tl_name, rail->info.dev_name, what,
-                 (unsigned long long)loom_from_le64(sender));
+        if (NULL != what) {
+            loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a %s from process "
+                     "%#llx, not connected", rail->info.tl_name, rail->info.dev_name, what,
+                     (unsigned long long)loom_from_le64(sender));
+        }
     }
     return peer;
 }

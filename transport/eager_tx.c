@@ -473,7 +473,7 @@ ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned
 
     (void)flags;
     peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_EAGER_NOTE, &note, sizeof(note),
-                               "ring credit note");
+                               NULL /* notes cross a disconnect */);
     if (NULL == peer) {
         ++rail->engine->eager.stats.refused;
         return UCS_OK;

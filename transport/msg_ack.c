@@ -46,7 +46,9 @@ void loom_msg_delivered(loom_peer_t *peer, bool ack_now)
     ++msg->rx_seq;
     if (ack_now || (msg->rx_kept && (msg->rx_seq - msg->acked) >= (every ? every : 16))) {
         loom_msg_ack_soon(peer);
-    } else if (msg->rx_kept && !msg->ack_owed) {
+    }
+    /* owed and not on its way (or it could not be queued): the sweep sends it */
+    if (msg->rx_kept && !msg->ack_owed && !msg->ack_queued) {
         msg->ack_owed  = true;
         msg->owed_mark = msg->rx_seq - 1; /* not seen by a sweep yet */
         ucs_list_add_tail(&peer->engine->acks_owed, &msg->owed_link);

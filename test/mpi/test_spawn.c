@@ -103,7 +103,7 @@ static int child_main(MPI_Comm parent, int rank, int round)
 int main(int argc, char **argv)
 {
     char *child_argv[3], round_arg[16];
-    int rank, nprocs, round, errs[NCHILD];
+    int rank, nprocs, round, errs[NCHILD], i;
     MPI_Comm parent, inter;
 
     loom_test_init(&argc, &argv, "test_spawn", 1, &rank, &nprocs);
@@ -120,6 +120,9 @@ int main(int argc, char **argv)
         LOOM_CHECK_MPI(MPI_Comm_spawn(argv[0], child_argv, NCHILD, MPI_INFO_NULL, 0,
                                       MPI_COMM_WORLD, &inter, errs));
         LOOM_CHECK_MPI(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
+        for (i = 0; i < NCHILD; ++i) {
+            LOOM_CHECK_MPI(errs[i]);
+        }
         if (rank < NCHILD) {
             exchange(inter, rank, 0, round);
         }

@@ -4,7 +4,11 @@
  * thread of the paired rank, on tags of its own, and runs reductions on a
  * communicator of its own (a dup of MPI_COMM_WORLD per thread, as MPI
  * requires for collectives from several threads).  Every byte is verified.
- * Skips when the library does not provide MPI_THREAD_MULTIPLE.
+ * Peers are added lazily, on first contact (mpi_add_procs_cutoff 0, as in
+ * jobs above 32 ranks): then ob1 adds a peer under its own lock, from a
+ * sending thread or from a receive callback inside loom's progress, while
+ * other threads are in loom.  Skips when the library does not provide
+ * MPI_THREAD_MULTIPLE.
  */
 #include "loom_test_util.h"
 
@@ -107,6 +111,7 @@ int main(int argc, char **argv)
     struct thread_ctx ctx[NTHREADS];
     int rank, nprocs, t;
 
+    setenv("OMPI_MCA_mpi_add_procs_cutoff", "0", 0);
     loom_test_init_thread(&argc, &argv, "test_threads", 2, MPI_THREAD_MULTIPLE, &rank, &nprocs);
     for (t = 0; t < NTHREADS; ++t) {
         ctx[t].index  = t;
