@@ -130,6 +130,8 @@ typedef struct mca_btl_loom_rdma_t {
 
 /* component */
 int  mca_btl_loom_params_register(void);
+void mca_btl_loom_param_register(const char *name, const char *desc, mca_base_var_type_t type,
+                                 int level, void *storage);
 int  mca_btl_loom_pvars_register(loom_engine_t *engine);
 int  mca_btl_loom_check_range(const char *name, int value, int min, int max);
 int  mca_btl_loom_eager_params_register(void);

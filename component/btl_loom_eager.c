@@ -15,57 +15,49 @@ static char *mca_btl_loom_eager_sizes_default  = "256,1024,8256";
 static char *mca_btl_loom_eager_counts_default = "8,8,8";
 static char *mca_btl_loom_eager_thresholds_default = "";
 
-static void mca_btl_loom_eager_reg(const char *name, const char *desc, mca_base_var_type_t type,
-                                   int level, void *storage)
-{
-    (void)mca_base_component_var_register(&mca_btl_loom_component.super.btl_version, name, desc,
-                                          type, NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_READONLY,
-                                          storage);
-}
-
 int mca_btl_loom_eager_params_register(void)
 {
     mca_btl_loom_component_t *c = &mca_btl_loom_component;
 
     c->eager_rdma = mca_btl_loom_eager_rdma_default;
-    mca_btl_loom_eager_reg("eager_rdma", "Where small messages go through per-connection "
+    mca_btl_loom_param_register("eager_rdma", "Where small messages go through per-connection "
         "eager RDMA rings that grow on demand: \"on\" (every rail that can), \"rdma\" (RDMA "
         "rails only, not tcp: on tcp a ring measured no faster than a message) or \"off\"",
         MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->eager_rdma);
     c->eager_slot_sizes = mca_btl_loom_eager_sizes_default;
-    mca_btl_loom_eager_reg("eager_slot_sizes", "Bytes per ring slot in each phase, smallest "
+    mca_btl_loom_param_register("eager_slot_sizes", "Bytes per ring slot in each phase, smallest "
         "first, comma separated (up to 4 phases; each a multiple of 8 from 64 to 1048576; "
         "loom's header and flags take up to 31 bytes of a slot)",
         MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &c->eager_slot_sizes);
     c->eager_slot_counts = mca_btl_loom_eager_counts_default;
-    mca_btl_loom_eager_reg("eager_slot_counts", "Slots of the ring in each phase, comma "
+    mca_btl_loom_param_register("eager_slot_counts", "Slots of the ring in each phase, comma "
         "separated, one per slot size (1-4095)",
         MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &c->eager_slot_counts);
     c->eager_thresholds = mca_btl_loom_eager_thresholds_default;
-    mca_btl_loom_eager_reg("eager_thresholds", "Largest message each phase's ring takes, "
+    mca_btl_loom_param_register("eager_thresholds", "Largest message each phase's ring takes, "
         "comma separated; empty: the slot size less 31 bytes. A larger message asks the "
         "receiver for the smallest phase that takes it and goes by active message meanwhile",
         MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &c->eager_thresholds);
     c->eager_msgs_before_ring = 16;
-    mca_btl_loom_eager_reg("eager_msgs_before_ring", "Messages to a peer before loom asks "
+    mca_btl_loom_param_register("eager_msgs_before_ring", "Messages to a peer before loom asks "
         "it for the first ring (0-1000000)", MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5,
         &c->eager_msgs_before_ring);
     c->eager_idle_shrink = 2000;
-    mca_btl_loom_eager_reg("eager_idle_shrink", "Milliseconds a ring's larger slots may go "
+    mca_btl_loom_param_register("eager_idle_shrink", "Milliseconds a ring's larger slots may go "
         "unused before it goes down to the phase its recent messages needed (none at all: "
         "no ring); 0: never (0-3600000)", MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5,
         &c->eager_idle_shrink);
     c->eager_budget = 0;
-    mca_btl_loom_eager_reg("eager_budget", "Bytes of eager rings and send slots per process; "
+    mca_btl_loom_param_register("eager_budget", "Bytes of eager rings and send slots per process; "
         "a ring that would go past it makes the least recently used ring shrink first, and "
         "is refused meanwhile (0: no limit)", MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5,
         &c->eager_budget);
     c->eager_ack_timeout = 1000;
-    mca_btl_loom_eager_reg("eager_ack_timeout", "Milliseconds to wait for a peer to "
+    mca_btl_loom_param_register("eager_ack_timeout", "Milliseconds to wait for a peer to "
         "acknowledge a ring request before its messages go by active message (10-600000)",
         MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->eager_ack_timeout);
     c->eager_cycle = false;
-    mca_btl_loom_eager_reg("eager_cycle", "Testing: change the ring's phase after every "
+    mca_btl_loom_param_register("eager_cycle", "Testing: change the ring's phase after every "
         "message, through every phase and back to none", MCA_BASE_VAR_TYPE_BOOL,
         OPAL_INFO_LVL_9, &c->eager_cycle);
     return OPAL_SUCCESS;

@@ -8,11 +8,19 @@
 
 static char *mca_btl_loom_rails_default = "auto";
 
-static int mca_btl_loom_reg_int(const char *name, const char *desc, int level, int *storage)
+/* A read-only parameter btl_loom_<name> of the given type; storage holds
+ * its default. */
+void mca_btl_loom_param_register(const char *name, const char *desc, mca_base_var_type_t type,
+                                 int level, void *storage)
 {
-    return mca_base_component_var_register(&mca_btl_loom_component.super.btl_version, name,
-                                           desc, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+    (void)mca_base_component_var_register(&mca_btl_loom_component.super.btl_version, name, desc,
+                                          type, NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_READONLY,
+                                          storage);
+}
+
+static void mca_btl_loom_reg_int(const char *name, const char *desc, int level, int *storage)
+{
+    mca_btl_loom_param_register(name, desc, MCA_BASE_VAR_TYPE_INT, level, storage);
 }
 
 /* Refuse a value outside [min, max], naming the parameter. */
@@ -33,16 +41,14 @@ int mca_btl_loom_params_register(void)
     int rc = OPAL_SUCCESS;
 
     c->rails = mca_btl_loom_rails_default;
-    (void)mca_base_component_var_register(&c->super.btl_version, "rails",
+    mca_btl_loom_param_register("rails",
         "Rails (UCT interfaces) loom drives, as a comma separated list of "
         "transport:device, e.g. \"tcp:lo\", \"tcp:eth1,tcp:eth2\" or "
         "\"rc_verbs:rxe0:1,rc_verbs:rxe1:1\" (list them with `ucx_info -d`). Every "
         "process of a job must name the same transports in the same order. \"auto\" "
         "takes RDMA transports (rc_mlx5, dc_mlx5, rc_verbs) first, then TCP devices, "
         "never loopback or shared memory, preferring devices near the process, up to "
-        "btl_loom_max_rails",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
-        MCA_BASE_VAR_SCOPE_READONLY, &c->rails);
+        "btl_loom_max_rails", MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &c->rails);
 
     c->max_rails = 4;
     mca_btl_loom_reg_int("max_rails", "Largest number of rails btl_loom_rails=auto "
@@ -54,12 +60,11 @@ int mca_btl_loom_params_register(void)
                          OPAL_INFO_LVL_9, &c->verbose);
 
     c->force_connect_to_ep = false;
-    (void)mca_base_component_var_register(&c->super.btl_version, "connect_to_ep",
+    mca_btl_loom_param_register("connect_to_ep",
         "Connect rails endpoint to endpoint (addresses exchanged over loom's own "
         "messages) even where the transport can connect to interfaces; for testing the "
         "path that connect-to-ep transports such as rc_verbs always take",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_READONLY, &c->force_connect_to_ep);
+        MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &c->force_connect_to_ep);
 
     c->tcp_seg_size = 65536;
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
@@ -91,13 +96,12 @@ int mca_btl_loom_params_register(void)
                          OPAL_INFO_LVL_5, &c->am_rail);
 
     c->am_policy = "fixed";
-    (void)mca_base_component_var_register(&c->super.btl_version, "am_policy",
+    mca_btl_loom_param_register("am_policy",
         "How messages to a peer pick their rail: \"fixed\" (one rail per peer, as "
         "btl_loom_am_rail says; keeps the eager rings in use) or \"round_robin\" (each "
         "message on the next rail; the receiver restores the order; messages then go by "
-        "active message, not by eager ring)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_READONLY, &c->am_policy);
+        "active message, not by eager ring)", MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+        &c->am_policy);
 
     c->msg_window = 64;
     mca_btl_loom_reg_int("msg_window", "With several rails: messages to a peer kept until "

@@ -44,11 +44,13 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))
 
-/* ctx of a pvar: which counter, on which rail (-1: sum of all rails). */
+/* ctx of a pvar: which counter, on which rail (-1: sum of all rails), or
+ * which level of the rail. */
 typedef struct mca_btl_loom_pvar_ctx {
     loom_engine_t *engine;
     size_t         offset;
     int            rail;
+    unsigned long (*level)(loom_engine_t *engine, int rail);
 } mca_btl_loom_pvar_ctx_t;
 
 static mca_btl_loom_pvar_ctx_t
@@ -109,46 +111,36 @@ static void mca_btl_loom_pvar_add(loom_engine_t *engine, size_t which, int rail,
                                            mca_btl_loom_pvar_read, NULL, NULL, ctx);
 }
 
-static int mca_btl_loom_rate_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+static unsigned long mca_btl_loom_rate(loom_engine_t *engine, int rail)
 {
-    const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
-
-    (void)obj;
-    MCA_BTL_LOOM_LOCK();
-    *(unsigned long *)value = (NULL == ctx->engine) ? 0
-                              : (unsigned long)loom_engine_rail_rate(ctx->engine, ctx->rail);
-    MCA_BTL_LOOM_UNLOCK();
-    return OPAL_SUCCESS;
+    return (unsigned long)loom_engine_rail_rate(engine, rail);
 }
 
-static int mca_btl_loom_failed_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+static unsigned long mca_btl_loom_failed_peers(loom_engine_t *engine, int rail)
 {
-    const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
-
-    (void)obj;
-    MCA_BTL_LOOM_LOCK(); /* walks the peers another thread may connect */
-    *(unsigned long *)value = (NULL == ctx->engine) ? 0
-                              : loom_engine_rail_failed_peers(ctx->engine, ctx->rail);
-    MCA_BTL_LOOM_UNLOCK();
-    return OPAL_SUCCESS;
+    return loom_engine_rail_failed_peers(engine, rail);
 }
 
-static int mca_btl_loom_rejoining_read(const struct mca_base_pvar_t *pvar, void *value,
-                                       void *obj)
+static unsigned long mca_btl_loom_rejoining_peers(loom_engine_t *engine, int rail)
+{
+    return loom_engine_rail_rejoining_peers(engine, rail);
+}
+
+static int mca_btl_loom_level_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
     const mca_btl_loom_pvar_ctx_t *ctx = pvar->ctx;
 
     (void)obj;
-    MCA_BTL_LOOM_LOCK(); /* walks the peers another thread may connect */
-    *(unsigned long *)value = (NULL == ctx->engine) ? 0
-                              : loom_engine_rail_rejoining_peers(ctx->engine, ctx->rail);
+    MCA_BTL_LOOM_LOCK(); /* levels walk the peers another thread may connect */
+    *(unsigned long *)value = (NULL == ctx->engine) ? 0 : ctx->level(ctx->engine, ctx->rail);
     MCA_BTL_LOOM_UNLOCK();
     return OPAL_SUCCESS;
 }
 
 /* A per-rail level (a state, not a counter). */
 static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, const char *what,
-                                   const char *description_fmt, mca_base_get_value_fn_t read)
+                                   const char *description_fmt,
+                                   unsigned long (*level)(loom_engine_t *engine, int rail))
 {
     mca_btl_loom_pvar_ctx_t *ctx = &mca_btl_loom_pvar_ctxs[slot];
     const loom_rail_info_t *info = loom_engine_rail_info(engine, rail);
@@ -156,6 +148,7 @@ static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, co
 
     ctx->engine = engine;
     ctx->rail   = rail;
+    ctx->level  = level;
     snprintf(name, sizeof(name), "rail%d_%s", rail, what);
     snprintf(description, sizeof(description), description_fmt, rail, info->tl_name,
              info->dev_name);
@@ -166,7 +159,7 @@ static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, co
                                            MCA_BASE_VAR_BIND_NO_OBJECT,
                                            MCA_BASE_PVAR_FLAG_READONLY |
                                            MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           read, NULL, NULL, ctx);
+                                           mca_btl_loom_level_read, NULL, NULL, ctx);
 }
 
 /* Registered at init, once the rails are known. */
@@ -184,13 +177,13 @@ int mca_btl_loom_pvars_register(loom_engine_t *engine)
     for (rail = 0; rail < loom_engine_rail_count(engine); ++rail) {
         mca_btl_loom_level_add(engine, rail, slot++, "rate", "Rate in bytes/s that striping "
                                "weighs rail %d (%s:%s) with: measured from its chunks, UCT's "
-                               "estimate before the first", mca_btl_loom_rate_read);
+                               "estimate before the first", mca_btl_loom_rate);
         mca_btl_loom_level_add(engine, rail, slot++, "failed_peers", "Peers that rail %d "
                                "(%s:%s) is out of use for: it failed, or its chunks stopped "
-                               "landing (0: up to every peer)", mca_btl_loom_failed_read);
+                               "landing (0: up to every peer)", mca_btl_loom_failed_peers);
         mca_btl_loom_level_add(engine, rail, slot++, "rejoining_peers", "Peers for which "
                                "rail %d (%s:%s), out of use, is being connected again",
-                               mca_btl_loom_rejoining_read);
+                               mca_btl_loom_rejoining_peers);
     }
     return OPAL_SUCCESS;
 }

@@ -77,17 +77,16 @@ void loom_msg_idle_acks(loom_engine_t *engine)
     ucs_list_for_each_safe(msg, tmp, &engine->acks_owed, owed_link) {
         loom_peer_t *peer = ucs_container_of(msg, loom_peer_t, msg);
 
-        if (msg->acked != msg->rx_seq && msg->owed_mark != msg->rx_seq) {
+        if (msg->acked == msg->rx_seq) {
+            loom_msg_owed_forget(peer); /* acknowledged meanwhile */
+        } else if (msg->owed_mark != msg->rx_seq) {
             msg->owed_mark = msg->rx_seq; /* still coming */
-            continue;
-        }
-        if (msg->acked != msg->rx_seq) {
+        } else {
             loom_msg_ack_soon(peer);
-            if (!msg->ack_queued) {
-                continue; /* no room to send: the next sweep tries again */
-            }
+            if (msg->ack_queued) {
+                loom_msg_owed_forget(peer);
+            } /* else no room to send: the next sweep tries again */
         }
-        loom_msg_owed_forget(peer);
     }
 }
 
