@@ -70,6 +70,12 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment, which bounds loom's eager limit and send size (0: UCX's "
                          "default of 8 KiB; 1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
+    c->tcp_keepalive = 20;
+    mca_btl_loom_reg_int("tcp_keepalive", "On tcp rails, seconds after which a connection "
+                         "with nothing to send, whose peer host stopped answering the "
+                         "kernel's keepalive probes, fails (a peer busy computing still "
+                         "answers them; 0: UCX's settings; else 4-3600)",
+                         OPAL_INFO_LVL_5, &c->tcp_keepalive);
 
     c->stripe_threshold = 262144;
     mca_btl_loom_reg_int("stripe_threshold", "Puts and gets of at least this many bytes are "
@@ -86,9 +92,9 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("rail_timeout", "Milliseconds a rail may have striped chunks in "
                          "flight to a peer without any landing, while other rails to it do, "
                          "before loom takes it out of use for that peer and re-drives its "
-                         "chunks on the other rails; 10 times this when no rail to the peer "
-                         "lands anything (0: only when the transport reports the failure; "
-                         "else 10-600000)",
+                         "chunks on the other rails; a peer silent on every rail (busy, or "
+                         "not calling MPI) is never failed for it (0: only when the "
+                         "transport reports the failure; else 10-600000)",
                          OPAL_INFO_LVL_4, &c->rail_timeout);
     c->am_rail = -1;
     mca_btl_loom_reg_int("am_rail", "Rail that carries messages (and small transfers) to "
@@ -149,6 +155,9 @@ int mca_btl_loom_params_register(void)
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
                                                   1 << 20)) ||
+        (0 != c->tcp_keepalive &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("tcp_keepalive", c->tcp_keepalive, 4,
+                                                  3600)) ||
         (0 != c->stripe_threshold &&
          OPAL_SUCCESS != mca_btl_loom_check_range("stripe_threshold", c->stripe_threshold,
                                                   4096, 1 << 30)) ||

@@ -40,6 +40,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, duplicates)},
     {"rejoins", "Times this rail came back into use for a peer after it had failed",
      offsetof(loom_rail_stats_t, rejoins)},
+    {"failures", "Times this rail was taken out of use for a peer (an error of the "
+     "transport, or its chunks or messages stopped arriving while other rails delivered)",
+     offsetof(loom_rail_stats_t, failures)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -487,7 +487,7 @@ int loom_engine_progress(loom_engine_t *engine)
     if (NULL != engine->busy_peers) {
         count += loom_engine_drain_queues(engine);
     }
-    loom_stripe_watch(engine);
+    loom_rail_watch(engine);
     loom_msg_watch(engine);
     loom_msg_idle_acks(engine);
     loom_rejoin_progress(engine);

@@ -79,6 +79,8 @@ typedef struct loom_msg_state {
     uint64_t          asked_time;  /* ... at this time ... */
     uint32_t          asked_seq;   /* ... for the message of this number ... */
     int               asked_rail;  /* ... that had left on this rail */
+    bool              ask_again;   /* the answer lacked it once: ask again ... */
+    uint64_t          ask_after;   /* ... from this time, before failing the rail */
     bool              ack_owed;    /* on engine->acks_owed (msg_ack.c) */
     uint32_t          owed_mark;   /* rx_seq at the last idle-ack sweep */
     ucs_list_link_t   owed_link;
@@ -112,6 +114,8 @@ typedef struct loom_peer_rail {
     loom_op_t *wire_ops;      /* RDMA ops waiting for a completion on ep */
     uint64_t last_landed;     /* when a chunk last landed (or the watch began) */
     uint64_t landed_mark;     /* peer->chunks_landed when last_landed was set */
+    uint64_t others_since;    /* when another rail to the peer first delivered
+                                 after last_landed; 0: none has */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
 } loom_peer_rail_t;
@@ -317,6 +321,11 @@ static inline bool loom_seq_after(uint32_t a, uint32_t b)
     return (int32_t)(a - b) > 0;
 }
 
+/* rail_watch.c */
+void loom_rail_watch_start(loom_peer_t *peer, int rail);
+void loom_rail_watch_landed(loom_peer_t *peer, int rail);
+void loom_rail_watch(loom_engine_t *engine);
+
 /* rejoin.c */
 void loom_rejoin_progress(loom_engine_t *engine);
 void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
@@ -360,7 +369,6 @@ int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        const void *remote_key, size_t remote_key_size, size_t length,
                        bool cut);
 double loom_rail_rate(const loom_rail_t *rail);
-void loom_stripe_watch(loom_engine_t *engine);
 void loom_stripe_free_all(loom_engine_t *engine);
 void loom_rdma_complete(loom_op_t *op, int rc);
 

@@ -121,9 +121,12 @@ void loom_msg_ack_stamp(loom_peer_t *peer, void *wire)
  * messages with it, with nothing striped in flight for the rail watch to
  * see.  A message not acknowledged for rail_timeout_ms makes us ask the
  * peer for an acknowledgement on another rail; if the peer answers there
- * without having the message, its rail lost it: the rail is failed for the
- * peer, which sends the log again on the rail that takes over.  A peer that
- * does not progress does not answer, and nothing is failed.
+ * without having the message, twice, half a timeout apart, its rail lost
+ * it: the rail is failed for the peer, which sends the log again on the
+ * rail that takes over.  Twice, because a peer that comes back from a long
+ * computation may read the question before the message, still queued on
+ * the other rail.  A peer that does not progress does not answer, and
+ * nothing is failed.
  */
 static void loom_msg_watch_reply(loom_peer_t *peer, uint32_t ack)
 {
@@ -137,14 +140,22 @@ static void loom_msg_watch_reply(loom_peer_t *peer, uint32_t ack)
     msg->asked = false;
     if (NULL == entry || entry->seq != msg->asked_seq || loom_seq_after(ack, entry->seq) ||
         entry->rail != msg->asked_rail || entry->sent > msg->asked_time) {
+        msg->ask_again = false;
         return; /* it arrived, or it was sent again since we asked */
     }
     if (peer->rails[entry->rail].failed) {
+        msg->ask_again = false;
         if (!msg->resending) {
             loom_msg_resend_start(peer); /* its rail is gone: send it again */
         }
         return;
     }
+    if (!msg->ask_again) {
+        msg->ask_again = true;
+        msg->ask_after = loom_now_ns() + engine->config.rail_timeout_ms * 500000ull;
+        return;
+    }
+    msg->ask_again = false;
     loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: message %u, sent %llu ms "
              "ago, did not arrive, while the peer answers on other rails; taking the rail "
              "out of use", engine->rails[entry->rail].info.tl_name,
@@ -174,6 +185,7 @@ void loom_msg_watch(loom_engine_t *engine)
         entry = peer->msg.log_head;
         if (NULL == entry || peer->msg.resending || now - entry->sent < limit ||
             (peer->msg.asked && now - peer->msg.asked_time < limit) ||
+            (peer->msg.ask_again && now < peer->msg.ask_after) ||
             (rail = loom_peer_other_rail(peer, entry->rail)) < 0) {
             continue;
         }

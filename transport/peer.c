@@ -440,6 +440,7 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
     }
     prail->failed = true;
     prail->usable = false;
+    ++peer->engine->rails[rail].stats.failures;
     loom_rejoin_rail_failed(peer, rail); /* closes the endpoint from progress */
     /* A peer that closes while nothing is in flight to it (e.g. it finalized
      * first) is no error; an operation that later needs the rail reports it. */

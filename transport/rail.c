@@ -86,30 +86,57 @@ static void loom_rail_fill_info(loom_rail_t *rail)
              rail->md_attr.component_name);
 }
 
-/* TCP carries an active message in one segment: a larger segment lets eager
- * messages grow past UCX's 8 KiB default, saving a rendezvous round trip. */
-static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
+/* Set one key of a transport's configuration, or say which one failed. */
+static int loom_rail_config_set(loom_rail_t *rail, uct_iface_config_t *config,
+                                const char *key, const char *fmt, unsigned long value)
 {
-    size_t seg = rail->engine->config.tcp_seg_size;
-    char value[32];
+    char text[32];
     ucs_status_t status;
 
-    if (0 == seg) {
-        return LOOM_OK;
-    }
-    snprintf(value, sizeof(value), "%zu", seg);
-    status = uct_config_modify(config, "TX_SEG_SIZE", value);
-    if (UCS_OK == status) {
-        /* receive segments must hold what the peer sends */
-        snprintf(value, sizeof(value), "%zu", seg < 65536 ? 65536 : seg);
-        status = uct_config_modify(config, "RX_SEG_SIZE", value);
-    }
+    snprintf(text, sizeof(text), fmt, value);
+    status = uct_config_modify(config, key, text);
     if (UCS_OK != status) {
-        loom_log(rail->engine, LOOM_LOG_ERROR, "rail tcp:%s: cannot set segment size %zu: "
-                 "%s", rail->info.dev_name, seg, ucs_status_string(status));
+        loom_log(rail->engine, LOOM_LOG_ERROR, "rail %s:%s: cannot set %s to %s: %s",
+                 rail->info.tl_name, rail->info.dev_name, key, text,
+                 ucs_status_string(status));
         return LOOM_ERR_INVALID;
     }
     return LOOM_OK;
+}
+
+/*
+ * TCP carries an active message in one segment: a larger segment lets eager
+ * messages grow past UCX's 8 KiB default, saving a rendezvous round trip.
+ * Keepalive is how a dead peer host or path is found without the peer
+ * process taking part: the kernel probes an idle connection after a third
+ * of tcp_keepalive_s, then every sixth of it, and fails the connection (UCT
+ * reports an endpoint error) after four probes without answer.
+ */
+static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
+{
+    size_t seg = rail->engine->config.tcp_seg_size;
+    unsigned keepalive = rail->engine->config.tcp_keepalive_s;
+    int rc = LOOM_OK;
+
+    if (0 != seg) {
+        rc = loom_rail_config_set(rail, config, "TX_SEG_SIZE", "%lu", seg);
+        /* receive segments must hold what the peer sends */
+        if (LOOM_OK == rc) {
+            rc = loom_rail_config_set(rail, config, "RX_SEG_SIZE", "%lu",
+                                      seg < 65536 ? 65536 : seg);
+        }
+    }
+    if (LOOM_OK == rc && 0 != keepalive) {
+        rc = loom_rail_config_set(rail, config, "KEEPIDLE", "%lus", keepalive / 3);
+        if (LOOM_OK == rc) {
+            rc = loom_rail_config_set(rail, config, "KEEPINTVL", "%lus",
+                                      keepalive / 6 ? keepalive / 6 : 1);
+        }
+        if (LOOM_OK == rc) {
+            rc = loom_rail_config_set(rail, config, "KEEPCNT", "%lu", 4);
+        }
+    }
+    return rc;
 }
 
 /* Transport settings loom needs; keys a transport does not have are skipped. */

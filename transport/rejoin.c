@@ -194,8 +194,7 @@ static void loom_rejoin_use(loom_peer_t *peer, int index)
     prail->down_told   = false;
     prail->fresh_ep    = false;
     prail->usable      = true;
-    prail->last_landed = loom_now_ns();
-    prail->landed_mark = peer->chunks_landed;
+    loom_rail_watch_start(peer, index);
     peer->lost         = false;
     ++rail->stats.rejoins;
     loom_log(peer->engine, LOOM_LOG_WARN, "rail %s:%s to peer %#llx is back (connection %u)",

@@ -6,7 +6,8 @@
  * in any order; the operation completes once every chunk landed.  A chunk
  * that fails because its rail failed is re-driven on the surviving rails,
  * with the key of the new rail for the same memory; a rail whose chunks stop
- * landing is failed by the watch at the end of this file.  With more than
+ * landing while other rails deliver is failed by the rail watch
+ * (rail_watch.c).  With more than
  * one rail, a transfer too small to be cut goes as a single chunk, so that
  * it too is placed again if its rail fails.
  */
@@ -199,8 +200,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
     if (landed) {
         /* one landing late on a rail out of use says nothing of those in use */
         if (!peer->rails[chunk->rail].failed) {
-            peer->rails[chunk->rail].last_landed = loom_now_ns();
-            peer->rails[chunk->rail].landed_mark = ++peer->chunks_landed;
+            loom_rail_watch_landed(peer, chunk->rail);
         }
         stripe->landed += chunk->length;
         ++rail->stats.chunks;
@@ -229,8 +229,7 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
     chunk->user      = stripe;
     chunk->offset    = offset;
     if (0 == peer->rails[rail].inflight_chunks) {
-        peer->rails[rail].last_landed = loom_now_ns(); /* the watch begins */
-        peer->rails[rail].landed_mark = peer->chunks_landed;
+        loom_rail_watch_start(peer, rail);
     }
     peer->rails[rail].inflight_bytes += length;
     ++peer->rails[rail].inflight_chunks;
@@ -357,75 +356,4 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
     op->rail   = loom_peer_rdma_rail(peer);
     loom_stripe_pump(stripe);
     return LOOM_INPROGRESS;
-}
-
-/*
- * A rail can die without telling: a TCP path whose link went down only
- * errors once the kernel gives up retransmitting, minutes later by default.
- * A rail to a peer whose chunks stop landing for rail_timeout_ms while the
- * other rails to the same peer landed at least two pipelines' worth of
- * chunks meanwhile is dead: it is failed for that peer, which re-drives its
- * chunks.  When the other rails are silent too, the peer may only be slow
- * (oversubscribed, emulated), so the rails are failed only after
- * LOOM_PEER_SILENCE_FACTOR times as long.
- */
-#define LOOM_PEER_SILENCE_FACTOR 10
-
-/* No rail to the peer but this one has striped chunks in flight. */
-static bool loom_peer_other_rails_idle(const loom_peer_t *peer, int rail)
-{
-    int i;
-
-    for (i = 0; i < peer->engine->rail_count; ++i) {
-        if (i != rail && !peer->rails[i].failed && peer->rails[i].inflight_chunks > 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
-void loom_stripe_watch(loom_engine_t *engine)
-{
-    uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull, silent, others;
-    loom_peer_t *peer;
-    size_t pos = 0;
-    int i;
-
-    if (0 == limit || 0 == engine->chunks_inflight) {
-        return; /* nothing to watch: no clock read on the latency path */
-    }
-    now = loom_now_ns();
-    if (now < engine->next_watch) {
-        return;
-    }
-    engine->next_watch = now + limit / 4;
-    while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
-        for (i = 0; i < engine->rail_count; ++i) {
-            loom_peer_rail_t *prail = &peer->rails[i];
-
-            if (0 == prail->inflight_chunks || prail->failed) {
-                continue;
-            }
-            silent = now - prail->last_landed;
-            others = peer->chunks_landed - prail->landed_mark;
-            /* The other rails deliver (many chunks, or all they had and now
-             * wait for this one): this rail is the one stuck.  Else the
-             * peer may just be slow, and gets longer; so does the last rail
-             * in use, since failing it loses the peer. */
-            if (silent <= limit ||
-                (silent <= LOOM_PEER_SILENCE_FACTOR * limit &&
-                 (loom_peer_other_rail(peer, i) < 0 ||
-                  (others < 2ull * engine->config.stripe_depth &&
-                   !(others > 0 && loom_peer_other_rails_idle(peer, i)))))) {
-                continue;
-            }
-            loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "
-                     "for %llu ms with %u in flight, while %llu landed on other rails; "
-                     "taking the rail out of use", engine->rails[i].info.tl_name,
-                     engine->rails[i].info.dev_name, (unsigned long long)peer->name,
-                     (unsigned long long)(silent / 1000000), prail->inflight_chunks,
-                     (unsigned long long)others);
-            loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);
-        }
-    }
 }

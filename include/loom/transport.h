@@ -56,6 +56,7 @@ typedef struct loom_rail_stats {
     unsigned long resent;         /* messages sent again here after their rail failed */
     unsigned long duplicates;     /* messages that arrived here a second time, dropped */
     unsigned long rejoins;        /* times this rail came back into use for a peer */
+    unsigned long failures;       /* times this rail was taken out of use for a peer */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */
@@ -121,11 +122,15 @@ typedef struct loom_engine_config {
     uint64_t      name;         /* this process's unique name */
     bool          force_connect_to_ep; /* test the ep-exchange path on tcp */
     size_t        tcp_seg_size; /* tcp rails: largest message segment, 0 = UCX's */
+    unsigned      tcp_keepalive_s; /* tcp rails: an idle connection whose peer host
+                                      does not answer for about this long fails
+                                      (kernel keepalive); 0 = UCX's settings */
     size_t        stripe_threshold; /* puts/gets from this size are striped, 0 = never */
     size_t        stripe_chunk;     /* bytes per striped chunk */
     unsigned      stripe_depth;     /* chunks in flight per rail and peer */
     unsigned      rail_timeout_ms;  /* a rail with chunks in flight and none landing
-                                       for this long is failed; 0 = never */
+                                       for this long, while other rails to the same
+                                       peer deliver, is failed; 0 = never */
     int           am_rail;          /* rail for messages to every peer, -1 = spread
                                        peers over rails */
     bool          am_round_robin;   /* each message on the next rail instead */

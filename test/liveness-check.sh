@@ -1,0 +1,31 @@
+#!/bin/bash
+# A peer that computes is not a dead network: on 2 nodes, rank 0 of
+# test_busy_peer computes without MPI calls in the middle of large transfers
+# (60 s; 20 s under AddressSanitizer, which runs everything again), over 2
+# and then 3 tcp rails.  Every byte must arrive and no rail may be taken out
+# of use.  Skips (77) without root or namespaces.
+set -u
+src=${LOOM_SRCDIR:?run through make check}
+bindir=${LOOM_TEST_BINDIR:?run through make check}
+. "$src/test/vcluster-test-lib.sh"
+vcluster_test_up 3
+seconds=60
+[ -n "${LOOM_ASAN_LOGS:-}" ] && seconds=20
+fail=0
+for rails in tcp:rail0,tcp:rail1 tcp:rail0,tcp:rail1,tcp:rail2; do
+    start=$SECONDS
+    out=$(timeout $((seconds + 240)) "$src/contrib/vcluster-exec.sh" node0 mpirun \
+          --allow-run-as-root -np 2 --map-by node --hostfile /run/loom-vcluster/hostfile \
+          --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
+          -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom \
+          --mca btl_loom_rails $rails "$bindir/test_busy_peer" -t $seconds 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q '^PASS test_busy_peer' <<<"$out"; then
+        echo "PASS test_busy_peer (rank 0 computed $seconds s, rails $rails, $((SECONDS - start)) s)"
+    else
+        echo "FAIL test_busy_peer (rank 0 computing $seconds s, rails $rails, exit $rc):"
+        tail -n 20 <<<"$out" | sed 's/^/    | /'
+        fail=1
+    fi
+done
+exit $fail

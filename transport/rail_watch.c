@@ -1,0 +1,109 @@
+/*
+ * The rail watch: a rail can die without telling (a TCP path whose link went
+ * down errors only once the kernel gives up retransmitting, minutes later by
+ * default), with striped chunks on it that then never land.
+ *
+ * Silence alone proves nothing: on TCP a put lands only while its target
+ * progresses, so a peer that computes for a minute lands nothing on any
+ * rail, and the network is fine.  The watch therefore only compares the
+ * rails to one peer with each other.  A rail is failed for a peer when,
+ * for rail_timeout_ms counted from the first moment another rail to the same
+ * peer delivered after this rail's last landing, it landed nothing while the
+ * other rails landed two pipelines' worth of chunks (or all they had, and
+ * now wait for this one).  A peer silent on every rail is never failed
+ * here; a dead peer or a dead last rail is left to the transport's own
+ * errors (UCT's endpoint errors, the kernel's TCP keepalive and
+ * retransmission give-up).
+ */
+#include "loom_internal.h"
+
+/* A chunk went on a rail that had none in flight: watch it from now. */
+void loom_rail_watch_start(loom_peer_t *peer, int rail)
+{
+    loom_peer_rail_t *prail = &peer->rails[rail];
+
+    prail->last_landed  = loom_now_ns();
+    prail->landed_mark  = peer->chunks_landed;
+    prail->others_since = 0;
+}
+
+/* A chunk landed on a rail in use: it is alive, and it is the evidence
+ * against the other rails to the peer that wait for theirs. */
+void loom_rail_watch_landed(loom_peer_t *peer, int rail)
+{
+    uint64_t now = loom_now_ns();
+    int i;
+
+    ++peer->chunks_landed;
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        loom_peer_rail_t *prail = &peer->rails[i];
+
+        if (i == rail) {
+            prail->last_landed  = now;
+            prail->landed_mark  = peer->chunks_landed;
+            prail->others_since = 0;
+        } else if (0 == prail->others_since && prail->inflight_chunks > 0) {
+            prail->others_since = now;
+        }
+    }
+}
+
+/* No rail to the peer but this one has striped chunks in flight. */
+static bool loom_rail_watch_others_idle(const loom_peer_t *peer, int rail)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (i != rail && !peer->rails[i].failed && peer->rails[i].inflight_chunks > 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The other rails to the peer delivered while this one stayed silent. */
+static bool loom_rail_watch_stuck(const loom_peer_t *peer, int rail, uint64_t now,
+                                  uint64_t limit)
+{
+    const loom_peer_rail_t *prail = &peer->rails[rail];
+    uint64_t others = peer->chunks_landed - prail->landed_mark;
+
+    if (0 == prail->inflight_chunks || prail->failed || 0 == prail->others_since ||
+        now - prail->others_since <= limit) {
+        return false;
+    }
+    return others >= 2ull * peer->engine->config.stripe_depth ||
+           loom_rail_watch_others_idle(peer, rail);
+}
+
+void loom_rail_watch(loom_engine_t *engine)
+{
+    uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull;
+    loom_peer_t *peer;
+    size_t pos = 0;
+    int i;
+
+    if (0 == limit || 0 == engine->chunks_inflight || engine->rail_count < 2) {
+        return; /* nothing to compare: no clock read on the latency path */
+    }
+    now = loom_now_ns();
+    if (now < engine->next_watch) {
+        return;
+    }
+    engine->next_watch = now + limit / 4;
+    while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
+        for (i = 0; i < engine->rail_count; ++i) {
+            if (!loom_rail_watch_stuck(peer, i, now, limit)) {
+                continue;
+            }
+            loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: no chunk landed "
+                     "for %llu ms with %u in flight, while %llu landed on other rails; "
+                     "taking the rail out of use", engine->rails[i].info.tl_name,
+                     engine->rails[i].info.dev_name, (unsigned long long)peer->name,
+                     (unsigned long long)((now - peer->rails[i].last_landed) / 1000000),
+                     peer->rails[i].inflight_chunks,
+                     (unsigned long long)(peer->chunks_landed - peer->rails[i].landed_mark));
+            loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);
+        }
+    }
+}
