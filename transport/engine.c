@@ -158,6 +158,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     if (LOOM_OK != rc) {
         goto err;
     }
+    loom_tcp_liveness_init(engine);
     *engine_p = engine;
     return LOOM_OK;
 
@@ -488,6 +489,7 @@ int loom_engine_progress(loom_engine_t *engine)
         count += loom_engine_drain_queues(engine);
     }
     loom_rail_watch(engine);
+    loom_tcp_liveness_sweep(engine);
     loom_msg_watch(engine);
     loom_msg_idle_acks(engine);
     loom_rejoin_progress(engine);

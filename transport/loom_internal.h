@@ -11,6 +11,7 @@
 
 #include <ucs/async/async_fwd.h>
 
+#include <netinet/in.h>
 #include <time.h>
 
 /* What striping learns about a rail: its rate, measured over windows of
@@ -151,6 +152,14 @@ typedef struct loom_early {
     uint8_t msg[LOOM_MAX_RAILS][LOOM_OP_MSG_MAX];
 } loom_early_t;
 
+/* tcp rails whose sockets get keepalive and a user timeout (tcp_liveness.c) */
+typedef struct loom_tcp_liveness {
+    int            count;
+    struct in_addr addrs[LOOM_MAX_RAILS];
+    unsigned       tick;
+    uint64_t       next_sweep;
+} loom_tcp_liveness_t;
+
 /* The kinds of operations and their stages. */
 enum loom_op_kind {
     LOOM_OP_AM,        /* user AM: stage SEND */
@@ -222,6 +231,7 @@ struct loom_engine {
     unsigned             closes_pending; /* failed endpoints to close (rejoin.c) */
     uint64_t             next_rejoin;  /* when failed rails are looked at next */
     loom_eager_engine_t  eager;
+    loom_tcp_liveness_t  tcp_live;
 };
 
 /* engine.c */
@@ -325,6 +335,10 @@ static inline bool loom_seq_after(uint32_t a, uint32_t b)
 void loom_rail_watch_start(loom_peer_t *peer, int rail);
 void loom_rail_watch_landed(loom_peer_t *peer, int rail);
 void loom_rail_watch(loom_engine_t *engine);
+
+/* tcp_liveness.c */
+void loom_tcp_liveness_init(loom_engine_t *engine);
+void loom_tcp_liveness_sweep(loom_engine_t *engine);
 
 /* rejoin.c */
 void loom_rejoin_progress(loom_engine_t *engine);

@@ -107,15 +107,11 @@ static int loom_rail_config_set(loom_rail_t *rail, uct_iface_config_t *config,
 /*
  * TCP carries an active message in one segment: a larger segment lets eager
  * messages grow past UCX's 8 KiB default, saving a rendezvous round trip.
- * Keepalive is how a dead peer host or path is found without the peer
- * process taking part: the kernel probes an idle connection after a third
- * of tcp_keepalive_s, then every sixth of it, and fails the connection (UCT
- * reports an endpoint error) after four probes without answer.
+ * (Keepalive is set on the sockets themselves: tcp_liveness.c.)
  */
 static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
 {
     size_t seg = rail->engine->config.tcp_seg_size;
-    unsigned keepalive = rail->engine->config.tcp_keepalive_s;
     int rc = LOOM_OK;
 
     if (0 != seg) {
@@ -124,16 +120,6 @@ static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
         if (LOOM_OK == rc) {
             rc = loom_rail_config_set(rail, config, "RX_SEG_SIZE", "%lu",
                                       seg < 65536 ? 65536 : seg);
-        }
-    }
-    if (LOOM_OK == rc && 0 != keepalive) {
-        rc = loom_rail_config_set(rail, config, "KEEPIDLE", "%lus", keepalive / 3);
-        if (LOOM_OK == rc) {
-            rc = loom_rail_config_set(rail, config, "KEEPINTVL", "%lus",
-                                      keepalive / 6 ? keepalive / 6 : 1);
-        }
-        if (LOOM_OK == rc) {
-            rc = loom_rail_config_set(rail, config, "KEEPCNT", "%lu", 4);
         }
     }
     return rc;

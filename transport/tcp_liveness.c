@@ -1,0 +1,139 @@
+/*
+ * Liveness of tcp rails from the kernel, not from the peer process.
+ *
+ * A peer that computes does not progress, so nothing loom could send it
+ * gets an answer; its kernel still acknowledges TCP segments and keepalive
+ * probes.  A dead host or path does neither.  UCT's tcp transport enables
+ * keepalive only on the sockets it connects itself, not on those it
+ * accepts (which, when both sides connect at once, carry the traffic).
+ *
+ * loom therefore finds the stream sockets of this process bound to the
+ * address of one of its tcp rails and sets keepalive on them, again every
+ * few seconds for connections made since.  An idle connection whose peer
+ * host stops answering then fails after about tcp_keepalive_s, and UCT
+ * reports it as an endpoint error.  Other sockets on that address (Open
+ * MPI's own, on a shared device) get the same settings.
+ *
+ * Not TCP_USER_TIMEOUT: it also ends a connection whose receiver's window
+ * stayed closed that long, which is exactly what a computing peer does.
+ * Data unacknowledged on a dead path is given up by the kernel's
+ * retransmission limit (net.ipv4.tcp_retries2, about 15 minutes by
+ * default), or sooner by the rail watch when another rail delivers.
+ */
+#include "loom_internal.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+/* How often sockets made since are looked for. */
+#define LOOM_TCP_SWEEP_NS 2000000000ull
+
+/* The IPv4 address of a device, for a tcp rail. */
+static bool loom_tcp_device_addr(const char *dev_name, struct in_addr *addr)
+{
+    struct ifaddrs *list, *ifa;
+    bool found = false;
+
+    if (0 != getifaddrs(&list)) {
+        return false;
+    }
+    for (ifa = list; NULL != ifa && !found; ifa = ifa->ifa_next) {
+        if (NULL != ifa->ifa_addr && AF_INET == ifa->ifa_addr->sa_family &&
+            0 == strcmp(ifa->ifa_name, dev_name)) {
+            *addr = ((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
+            found = true;
+        }
+    }
+    freeifaddrs(list);
+    return found;
+}
+
+void loom_tcp_liveness_init(loom_engine_t *engine)
+{
+    loom_tcp_liveness_t *live = &engine->tcp_live;
+    int i;
+
+    live->count = 0;
+    if (0 == engine->config.tcp_keepalive_s) {
+        return;
+    }
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (0 == strcmp(engine->rails[i].info.tl_name, "tcp") &&
+            loom_tcp_device_addr(engine->rails[i].info.dev_name,
+                                 &live->addrs[live->count])) {
+            ++live->count;
+        }
+    }
+}
+
+/* A connected stream socket bound to one of the rails' addresses. */
+static bool loom_tcp_rail_socket(const loom_tcp_liveness_t *live, int fd)
+{
+    struct sockaddr_in local;
+    socklen_t len = sizeof(local);
+    int type = 0, listening = 1, i;
+    socklen_t optlen = sizeof(int);
+
+    if (0 != getsockname(fd, (struct sockaddr *)&local, &len) || AF_INET != local.sin_family ||
+        0 != getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &optlen) || SOCK_STREAM != type ||
+        0 != getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) || listening) {
+        return false;
+    }
+    for (i = 0; i < live->count; ++i) {
+        if (local.sin_addr.s_addr == live->addrs[i].s_addr) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Probe an idle connection after a third of the limit, every sixth after
+ * that, four times. */
+static void loom_tcp_set_liveness(int fd, unsigned limit_s)
+{
+    int on = 1, idle = (int)(limit_s / 3), intvl = (int)(limit_s / 6), count = 4;
+
+    intvl = intvl > 0 ? intvl : 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+}
+
+void loom_tcp_liveness_sweep(loom_engine_t *engine)
+{
+    loom_tcp_liveness_t *live = &engine->tcp_live;
+    struct dirent *entry;
+    struct stat st;
+    uint64_t now;
+    DIR *dir;
+    int fd;
+
+    if (0 == live->count || 0 != (++live->tick & 1023)) {
+        return; /* no clock read on every call of the latency path */
+    }
+    now = loom_now_ns();
+    if (now < live->next_sweep) {
+        return;
+    }
+    live->next_sweep = now + LOOM_TCP_SWEEP_NS;
+    dir = opendir("/proc/self/fd");
+    if (NULL == dir) {
+        return;
+    }
+    while (NULL != (entry = readdir(dir))) {
+        fd = atoi(entry->d_name);
+        if (fd > 2 && fd != dirfd(dir) && 0 == fstat(fd, &st) && S_ISSOCK(st.st_mode) &&
+            loom_tcp_rail_socket(live, fd)) {
+            loom_tcp_set_liveness(fd, engine->config.tcp_keepalive_s);
+        }
+    }
+    closedir(dir);
+}
