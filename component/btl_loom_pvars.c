@@ -40,6 +40,8 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, duplicates)},
     {"rejoins", "Times this rail came back into use for a peer after it had failed",
      offsetof(loom_rail_stats_t, rejoins)},
+    {"bad_tags", "Messages with a tag past Open MPI's table of active-message tags, "
+     "dropped", offsetof(loom_rail_stats_t, bad_tags)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))
