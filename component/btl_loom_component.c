@@ -189,6 +189,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.rail_rejoin_ms      = (unsigned)mca_btl_loom_component.rail_rejoin;
     config.peer_find_cb        = mca_btl_loom_peer_find;
     config.recv_cb             = mca_btl_loom_recv;
+    config.tag_count           = MCA_BTL_TAG_MAX; /* what the trigger table holds */
     config.log_cb              = mca_btl_loom_log;
     config.peer_lost_cb        = mca_btl_loom_peer_lost;
     config.verbose             = mca_btl_loom_component.verbose;

@@ -43,14 +43,23 @@ int mca_btl_loom_rc_to_opal(int rc)
     }
 }
 
-/* A size limit: derived from the rails unless the user set one, which must fit. */
-static int mca_btl_loom_limit(const char *name, size_t *value, size_t rail_max)
+/* Smallest eager limit and send size a user may set: room for the upper
+ * layer's headers (ob1's largest, a get request, carries a registration
+ * key of up to MCA_BTL_REG_HANDLE_MAX_SIZE bytes).  Less and every send
+ * fails, which ob1 retries for ever. */
+#define MCA_BTL_LOOM_SEND_MIN 512
+
+/* A size limit: the largest allowed unless the user set one, which must
+ * lie between MCA_BTL_LOOM_SEND_MIN and max (what limits it: max_what). */
+static int mca_btl_loom_limit(const char *name, size_t *value, size_t max,
+                              const char *max_what)
 {
     if (0 == *value) {
-        *value = rail_max;
-    } else if (*value > rail_max) {
-        opal_output(0, "btl loom: MCA parameter btl_loom_%s=%zu exceeds what the rails "
-                    "carry in one message (%zu bytes)", name, *value, rail_max);
+        *value = max;
+    } else if (*value < MCA_BTL_LOOM_SEND_MIN || *value > max) {
+        opal_output(0, "btl loom: invalid value %zu for MCA parameter btl_loom_%s: must be "
+                    "between %d (room for the upper layer's headers) and %zu (%s), or 0 "
+                    "for the largest", *value, name, MCA_BTL_LOOM_SEND_MIN, max, max_what);
         return OPAL_ERR_BAD_PARAM;
     }
     return OPAL_SUCCESS;
@@ -70,9 +79,13 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
                     MCA_BTL_REG_HANDLE_MAX_SIZE);
         return OPAL_ERR_BAD_PARAM;
     }
-    rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, am_max);
+    /* an eager message is one send: no larger than a send fragment */
+    rc = mca_btl_loom_limit("max_send_size", &btl->btl_max_send_size, am_max,
+                            "what the rails carry in one message");
     if (OPAL_SUCCESS == rc) {
-        rc = mca_btl_loom_limit("max_send_size", &btl->btl_max_send_size, am_max);
+        rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, btl->btl_max_send_size,
+                                "btl_loom_max_send_size, or what the rails carry in one "
+                                "message");
     }
     if (OPAL_SUCCESS != rc) {
         return rc;

@@ -56,7 +56,9 @@ int mca_btl_loom_params_register(void)
 
     c->verbose = 0;
     mca_btl_loom_reg_int("verbose", "Verbosity of loom's diagnostics: 0 errors and "
-                         "warnings only, 20 rail choices and set-up, 30 debug (0-100)",
+                         "warnings only, 20 also rail choices, set-up and protocol fallbacks "
+                         "(eager rings given up, messages dropped, rails back), 30 debug "
+                         "(0-100)",
                          OPAL_INFO_LVL_9, &c->verbose);
 
     c->force_connect_to_ep = false;

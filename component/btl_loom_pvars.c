@@ -43,6 +43,8 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"failures", "Times this rail was taken out of use for a peer (an error of the "
      "transport, or its chunks or messages stopped arriving while other rails delivered)",
      offsetof(loom_rail_stats_t, failures)},
+    {"bad_tags", "Messages with a tag past Open MPI's table of active-message tags, "
+     "dropped", offsetof(loom_rail_stats_t, bad_tags)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

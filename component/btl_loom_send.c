@@ -188,6 +188,7 @@ void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length)
     mca_btl_base_segment_t segment;
 
     (void)ctx;
+    /* the engine drops tags past the table (config.tag_count) */
     reg = &mca_btl_base_active_message_trigger[tag];
     if (NULL == module || NULL == reg->cbfunc) {
         opal_output(0, "btl loom: dropped a message with tag %u that no upper layer "

@@ -35,7 +35,7 @@ done
 grep -q "^mca:btl:loom:param:btl_loom_rails:help:.*transport:device" <<<"$params"
 check "btl_loom_rails is documented" $?
 
-run_bad() { # expected text, then mpirun arguments
+run_bad() { # expected text (a grep pattern), then mpirun arguments; within 60 s
     local expect=$1 out; shift
     out=$(timeout 60 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
           --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom "$@" \
@@ -57,6 +57,18 @@ run_bad "btl_loom_am_policy" --mca btl_loom_rails tcp:lo --mca btl_loom_am_polic
 run_bad "btl_loom_msg_window" --mca btl_loom_rails tcp:lo --mca btl_loom_msg_window 2
 run_bad "btl_loom_rail_rejoin" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_rejoin -1
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
+# sizes that leave no room for the upper layer's headers: every send would fail for ever
+run_bad "invalid value 1 for MCA parameter btl_loom_max_send_size: must be between 512" \
+        --mca btl_loom_rails tcp:lo --mca btl_loom_max_send_size 1
+run_bad "invalid value 100 for MCA parameter btl_loom_eager_limit: must be between 512" \
+        --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100
+run_bad "btl_loom_eager_limit: must be between 512 (.*) and 4096 (btl_loom_max_send_size" \
+        --mca btl_loom_rails tcp:lo --mca btl_loom_max_send_size 4096 \
+        --mca btl_loom_eager_limit 8192
+# stray commas: no rail at all, or fewer than the user meant
+run_bad "btl_loom_rails=\",\": entry 1 is empty" --mca btl_loom_rails ,
+run_bad "btl_loom_rails=\"tcp:lo,,\": entry 2 is empty" --mca btl_loom_rails tcp:lo,,
+run_bad "btl_loom_am_rail=1 names no rail" --mca btl_loom_rails tcp:lo --mca btl_loom_am_rail 1
 run_bad "btl_loom_eager_rdma" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_rdma maybe
 run_bad "btl_loom_eager_slot_sizes=\"256,x\"" --mca btl_loom_rails tcp:lo \
     --mca btl_loom_eager_slot_sizes 256,x

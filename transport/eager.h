@@ -95,6 +95,7 @@ typedef struct loom_eager_held {
     struct loom_eager_held *next;
     uint32_t seq;
     uint8_t  tag;
+    int      rail;     /* it came on */
     size_t   length;
     uint8_t  data[];
 } loom_eager_held_t;

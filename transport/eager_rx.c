@@ -56,13 +56,28 @@ static void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint6
 
 /* ---- delivery in order ------------------------------------------------------- */
 
-static void loom_eager_deliver(loom_peer_t *peer, uint8_t tag, const void *data,
+/* Hand a message to the upper layer, unless it has a tag the upper layer
+ * does not take: a broken or hostile sender's, dropped and counted. */
+static void loom_eager_up(loom_engine_t *engine, int rail, uint64_t sender, uint8_t tag,
+                          const void *data, size_t length)
+{
+    if (0 != engine->config.tag_count && tag >= engine->config.tag_count) {
+        ++engine->rails[rail].stats.bad_tags;
+        loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: dropped a message of %zu bytes from "
+                 "%#llx with tag %u (tags go up to %u)", engine->rails[rail].info.tl_name,
+                 engine->rails[rail].info.dev_name, length, (unsigned long long)sender, tag,
+                 engine->config.tag_count - 1);
+        return;
+    }
+    engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
+}
+
+/* A dropped message counts as delivered too: the sender's next ones go on. */
+static void loom_eager_deliver(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
                                size_t length, bool ack_now)
 {
-    loom_engine_t *engine = peer->engine;
-
     loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
-    engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
+    loom_eager_up(peer->engine, rail, peer->name, tag, data, length);
 }
 
 /* The next slot: 1 when it arrived whole (*hdr_p, *length_p set), 0 while
@@ -138,7 +153,8 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
         if (NULL != held && (order = loom_msg_order(peer, held->seq)) <= 0) {
             held = loom_eager_held_pop(rx);
             if (0 == order) {
-                loom_eager_deliver(peer, held->tag, held->data, held->length, false);
+                loom_eager_deliver(peer, held->rail, held->tag, held->data, held->length,
+                                   false);
             }
             free(held);
             ++count;
@@ -165,7 +181,7 @@ static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
         loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
         loom_msg_acked(peer, hdr->ack);
         if (0 == order) {
-            loom_eager_deliver(peer, hdr->tag, hdr + 1, length, false);
+            loom_eager_deliver(peer, rx->rail, hdr->tag, hdr + 1, length, false);
         } else {
             loom_msg_duplicate(peer, rx->rail); /* it was sent again by AM and came */
         }
@@ -194,7 +210,7 @@ void loom_eager_rx_held_drop(loom_peer_t *peer)
 
 /* Keep a copy of a message that came before one it must follow, in
  * sequence order; false if it cannot be kept. */
-static bool loom_eager_rx_hold(loom_peer_t *peer, uint32_t seq, uint8_t tag,
+static bool loom_eager_rx_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_t tag,
                                const void *payload, size_t length)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
@@ -212,6 +228,7 @@ static bool loom_eager_rx_hold(loom_peer_t *peer, uint32_t seq, uint8_t tag,
     }
     held->seq    = seq;
     held->tag    = tag;
+    held->rail   = rail;
     held->length = length;
     memcpy(held->data, payload, length);
     held->next = *prev;
@@ -240,7 +257,8 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
     }
     if (NULL == peer) {
         /* no way to reach it: it cannot have a ring here, nor send again */
-        engine->config.recv_cb(engine->config.cb_ctx, hdr->hdr.tag, payload, length);
+        loom_eager_up(engine, rail, loom_from_le64(hdr->sender), hdr->hdr.tag, payload,
+                      length);
         return;
     }
     loom_msg_conn_check(peer, hdr->conn, hdr->seq);
@@ -257,7 +275,7 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         return;
     }
     if (order > 0) {
-        if (!loom_eager_rx_hold(peer, seq, hdr->hdr.tag, payload, length)) {
+        if (!loom_eager_rx_hold(peer, rail, seq, hdr->hdr.tag, payload, length)) {
             loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping message %u of peer "
                      "%#llx until the ones before it came; dropped, it will be sent again "
                      "only if its rail fails", seq, (unsigned long long)peer->name);
@@ -267,7 +285,7 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         }
         return;
     }
-    loom_eager_deliver(peer, hdr->hdr.tag, payload, length, ack_now);
+    loom_eager_deliver(peer, rail, hdr->hdr.tag, payload, length, ack_now);
     if (NULL != peer->eager.rx.held_head || 0 != peer->eager.rx.phase) {
         loom_eager_rx_deliver_ready(peer);
     }

@@ -361,12 +361,14 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
     return LOOM_OK;
 }
 
-static void loom_eager_tx_give_up(loom_peer_t *peer, const char *why)
+/* level: a peer busy for a while, or a rail that failed (said where it
+ * failed), is no news for the user (LOOM_LOG_INFO); a bad ack is. */
+static void loom_eager_tx_give_up(loom_peer_t *peer, int level, const char *why)
 {
     loom_eager_tx_t *tx = &peer->eager.tx;
     uint64_t backoff = 10ull * peer->engine->config.eager_ack_timeout_ms * 1000000ull;
 
-    loom_log(peer->engine, LOOM_LOG_WARN, "eager ring to peer %#llx: %s; its messages go "
+    loom_log(peer->engine, level, "eager ring to peer %#llx: %s; its messages go "
              "by active message", (unsigned long long)peer->name, why);
     tx->pending     = false;
     tx->retry_after = loom_now_ns() + backoff;
@@ -391,7 +393,8 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
             (uint64_t)engine->config.eager_ack_timeout_ms * 1000000ull) {
             ++engine->eager.stats.ack_timeouts;
             /* the box stays ours: a late ack may still land in it */
-            loom_eager_tx_give_up(peer, "the peer did not acknowledge a ring request in time");
+            loom_eager_tx_give_up(peer, LOOM_LOG_INFO,
+                                  "the peer did not acknowledge a ring request in time");
         }
         return;
     }
@@ -415,7 +418,7 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
     why = loom_eager_ack_check(peer, ack, &key);
     if (NULL != why) {
         ++engine->eager.stats.refused;
-        loom_eager_tx_give_up(peer, why);
+        loom_eager_tx_give_up(peer, LOOM_LOG_WARN, why);
         return;
     }
     if (LOOM_WIRE_EAGER_OK != ack->status) {
@@ -427,7 +430,8 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
                  LOOM_WIRE_EAGER_BUDGET == ack->status ? "over its eager memory budget"
                                                        : "bad request");
     } else if (tx->disabled) {
-        loom_eager_tx_give_up(peer, "its rail failed while the request was under way");
+        loom_eager_tx_give_up(peer, LOOM_LOG_INFO,
+                              "its rail failed while the request was under way");
     } else if (0 != tx->busy) {
         tx->pending = true; /* the old slots' puts still run: switch later */
         return;
@@ -439,7 +443,7 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
         }
         rc = loom_eager_tx_switch(peer, ack, key);
         if (LOOM_OK != rc) {
-            loom_eager_tx_give_up(peer, loom_strerror(rc));
+            loom_eager_tx_give_up(peer, LOOM_LOG_WARN, loom_strerror(rc));
         }
     }
     loom_eager_box_put(engine, tx->box);

@@ -88,6 +88,12 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
         return LOOM_ERR_NOMEM;
     }
     engine->config = *config;
+    if (strlen(config->rails) >= sizeof(engine->rails_spec)) {
+        loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails: %zu characters, at most %zu",
+                 strlen(config->rails), sizeof(engine->rails_spec) - 1);
+        free(engine);
+        return LOOM_ERR_INVALID;
+    }
     snprintf(engine->rails_spec, sizeof(engine->rails_spec), "%s", config->rails);
     engine->config.rails    = engine->rails_spec;
     engine->epoch           = loom_random_id();
@@ -133,6 +139,12 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
             engine->rkey_stride = engine->rails[i].md_attr.rkey_packed_size +
                                   LOOM_WIRE_KEY_SLOT_HDR;
         }
+    }
+    if (config->am_rail >= engine->rail_count) {
+        loom_log(engine, LOOM_LOG_ERROR, "btl_loom_am_rail=%d names no rail: there are %d "
+                 "(0-%d, or -1)", config->am_rail, engine->rail_count, engine->rail_count - 1);
+        rc = LOOM_ERR_INVALID;
+        goto err;
     }
     /* a chunk must fit every rail's RDMA limit */
     if (engine->config.stripe_chunk > loom_engine_rdma_max(engine)) {

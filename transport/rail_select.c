@@ -132,21 +132,27 @@ static int loom_choice_from(const loom_resource_t *item, loom_rail_choice_t *cho
     return LOOM_OK;
 }
 
-/* Explicit list: every entry must exist, no entry twice. */
+/* Explicit list: every entry must exist, no entry twice, none empty (a
+ * stray comma is a typo, not a list with fewer rails). */
 static int loom_rails_explicit(loom_engine_t *engine, const loom_resources_t *res,
                                const char *spec, loom_rail_choice_t *choices, int *count_p)
 {
-    char *copy = strdup(spec), *save = NULL, *entry;
+    char *copy = strdup(spec), *rest = copy, *entry;
     int count = 0, rc = LOOM_OK, i, j;
 
     if (NULL == copy) {
         return LOOM_ERR_NOMEM;
     }
-    for (entry = strtok_r(copy, ",", &save); NULL != entry && LOOM_OK == rc;
-         entry = strtok_r(NULL, ",", &save)) {
+    while (LOOM_OK == rc && NULL != (entry = strsep(&rest, ","))) {
         char *dev = strchr(entry, ':');
         char avail[1024];
 
+        if ('\0' == entry[0]) {
+            loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails=\"%s\": entry %d is empty "
+                     "(a comma too many?)", spec, count + 1);
+            rc = LOOM_ERR_INVALID;
+            break;
+        }
         if (NULL == dev || dev == entry || '\0' == dev[1]) {
             loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails: entry '%s' is not of the "
                      "form transport:device (e.g. tcp:lo or rc_verbs:mlx5_0:1)", entry);

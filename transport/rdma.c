@@ -214,7 +214,8 @@ static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int
     loom_wire_push_done_t done;
 
     if (NULL == notify) {
-        loom_log(engine, LOOM_LOG_WARN, "push request %llu: process %#llx to notify is gone",
+        /* it disconnected meanwhile: nobody waits for the notice */
+        loom_log(engine, LOOM_LOG_INFO, "push request %llu: process %#llx to notify is gone",
                  (unsigned long long)request_id, (unsigned long long)notify_name);
         return;
     }

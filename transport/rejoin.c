@@ -197,7 +197,8 @@ static void loom_rejoin_use(loom_peer_t *peer, int index)
     loom_rail_watch_start(peer, index);
     peer->lost         = false;
     ++rail->stats.rejoins;
-    loom_log(peer->engine, LOOM_LOG_WARN, "rail %s:%s to peer %#llx is back (connection %u)",
+    /* good news, counted in rejoins */
+    loom_log(peer->engine, LOOM_LOG_INFO, "rail %s:%s to peer %#llx is back (connection %u)",
              rail->info.tl_name, rail->info.dev_name, (unsigned long long)peer->name,
              prail->rail_epoch);
     loom_peer_choose_am_rail(peer);

@@ -57,6 +57,8 @@ typedef struct loom_rail_stats {
     unsigned long duplicates;     /* messages that arrived here a second time, dropped */
     unsigned long rejoins;        /* times this rail came back into use for a peer */
     unsigned long failures;       /* times this rail was taken out of use for a peer */
+    unsigned long bad_tags;       /* messages with a tag the upper layer does not take,
+                                     dropped */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */
@@ -149,6 +151,9 @@ typedef struct loom_engine_config {
     bool          eager_cycle;      /* testing: change phase after every message */
     bool          threads;          /* several threads call the engine, one at a
                                        time (the caller serializes them) */
+    unsigned      tag_count;        /* recv_cb gets tags below this only; a message
+                                       with another is dropped and counted (bad_tags);
+                                       0 = every tag */
     loom_recv_cb_t recv_cb;
     loom_log_cb_t  log_cb;
     loom_peer_lost_cb_t peer_lost_cb;

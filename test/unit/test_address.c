@@ -4,8 +4,9 @@
  * total_length mismatch, rail_count 0 or > LOOM_MAX_RAILS, name 0, names not
  * NUL terminated, address lengths past the end) are refused with an error,
  * leave no peer behind and do not crash; blobs that parse but name no usable
- * rail are refused as unreachable.  Bad configurations are refused by
- * loom_engine_create.  Then a valid blob connects, and AM, put and get work
+ * rail are refused as unreachable.  Bad configurations (rail lists with
+ * empty entries among them) are refused by loom_engine_create, with an
+ * error that says what is wrong.  Then a valid blob connects, and AM, put and get work
  * between the two engines.
  *
  * No variant changes the address bytes themselves: a garbled tcp device
@@ -14,6 +15,7 @@
 #include "unit_harness.h"
 #include "loom_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,45 +152,74 @@ static void blob_tests(unit_ctx_t *a, const uint8_t *good, size_t len)
     free(b);
 }
 
+/* The latest error a refused engine logged. */
+static char config_log[512];
+
+static void config_log_cb(void *arg, int level, const char *msg)
+{
+    (void)arg;
+    if (LOOM_LOG_ERROR == level) {
+        snprintf(config_log, sizeof(config_log), "%s", msg);
+    }
+}
+
 static void config_tests(unit_ctx_t *ctx)
 {
+    static char too_long[2048];
     static const struct {
         const char *rails;
         uint64_t    name;
         int         want;
+        const char *log;  /* in the error logged, NULL: none */
+        int         am_rail;
     } bad[] = {
-        {NULL, 5, LOOM_ERR_INVALID},
-        {"tcp:lo", 0, LOOM_ERR_INVALID},          /* name 0 */
-        {"", 5, LOOM_ERR_INVALID},
-        {"tcp", 5, LOOM_ERR_INVALID},
-        {":lo", 5, LOOM_ERR_INVALID},
-        {"tcp:", 5, LOOM_ERR_INVALID},
-        {"tcp:lo,tcp:lo", 5, LOOM_ERR_INVALID},   /* named twice */
-        {"nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND},
-        {"tcp:nosuchdev", 5, LOOM_ERR_NOT_FOUND},
-        {"tcp:lo,nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND},
+        {NULL, 5, LOOM_ERR_INVALID, NULL},
+        {"tcp:lo", 0, LOOM_ERR_INVALID, NULL},          /* name 0 */
+        {"", 5, LOOM_ERR_INVALID, "btl_loom_rails is empty"},
+        {"tcp", 5, LOOM_ERR_INVALID, "not of the form transport:device"},
+        {":lo", 5, LOOM_ERR_INVALID, "not of the form transport:device"},
+        {"tcp:", 5, LOOM_ERR_INVALID, "not of the form transport:device"},
+        {"tcp:lo,tcp:lo", 5, LOOM_ERR_INVALID, "named twice"},
+        {"nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'nosuchtl'"},
+        {"tcp:nosuchdev", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'tcp' on device"},
+        {"tcp:lo,nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'nosuchtl'"},
+        /* stray commas: no rails at all, or fewer than meant */
+        {",", 5, LOOM_ERR_INVALID, "btl_loom_rails=\",\": entry 1 is empty"},
+        {",,", 5, LOOM_ERR_INVALID, "entry 1 is empty"},
+        {"tcp:lo,,", 5, LOOM_ERR_INVALID, "btl_loom_rails=\"tcp:lo,,\": entry 2 is empty"},
+        {"tcp:lo,", 5, LOOM_ERR_INVALID, "entry 2 is empty"},
+        {",tcp:lo", 5, LOOM_ERR_INVALID, "entry 1 is empty"},
+        {too_long, 5, LOOM_ERR_INVALID, "btl_loom_rails: 2047 characters, at most 1023"},
+        {"tcp:lo", 5, LOOM_ERR_INVALID, "btl_loom_am_rail=1 names no rail", 1},
     };
     loom_engine_config_t config;
     loom_engine_t *engine;
     size_t i;
 
+    memset(too_long, 'x', sizeof(too_long) - 1);
     engine = (loom_engine_t *)UNTOUCHED;
     CHECK_RC(loom_engine_create(NULL, &engine), LOOM_ERR_INVALID);
-    (void)ctx; /* these engines log to stderr themselves (no log_cb) */
+    (void)ctx;
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        const char *rails = (NULL == bad[i].rails) ? "(null)" : bad[i].rails;
         int rc;
 
         memset(&config, 0, sizeof(config));
-        config.rails  = bad[i].rails;
-        config.name   = bad[i].name;
+        config.rails   = bad[i].rails;
+        config.name    = bad[i].name;
+        config.am_rail = bad[i].am_rail;
+        config.log_cb  = config_log_cb;
+        config_log[0]  = '\0';
         engine = (loom_engine_t *)UNTOUCHED;
         rc = loom_engine_create(&config, &engine);
-        CHECK_MSG(rc == bad[i].want, "rails \"%s\" name %llu: loom_engine_create "
-                  "returned %d (%s), expected %d (%s)",
-                  bad[i].rails ? bad[i].rails : "(null)",
+        CHECK_MSG(rc == bad[i].want, "rails \"%.40s\" name %llu: loom_engine_create "
+                  "returned %d (%s), expected %d (%s)", rails,
                   (unsigned long long)bad[i].name, rc, loom_strerror(rc), bad[i].want,
                   loom_strerror(bad[i].want));
         CHECK(engine == (loom_engine_t *)UNTOUCHED);
+        CHECK_MSG(NULL == bad[i].log || NULL != strstr(config_log, bad[i].log),
+                  "rails \"%.40s\": logged \"%s\", expected \"%s\" in it", rails,
+                  config_log, bad[i].log);
     }
 }
 

@@ -240,14 +240,23 @@ static void shrink_grow_child(unit_ctx_t *ctx)
 
 static void timeout_parent(unit_ctx_t *ctx)
 {
+    size_t warnings = ctx->log_count[LOOM_LOG_WARN];
+    int verbose = ctx->engine->config.verbose;
+
     opt_paced = false; /* the child does not answer while we write */
     send_msgs(ctx, 6, 0, 4);      /* msgs_before_ring: no request yet */
     unit_wait_other_holds(ctx);
     send_msgs(ctx, 6, 4, 5);      /* 500 bytes in there asks for phase 2 */
     CHECK(ctx->peer->eager.tx.pending);
+    if (verbose < LOOM_LOG_INFO) {
+        ctx->engine->config.verbose = LOOM_LOG_INFO; /* where the give-up is said */
+    }
     unit_progress_for(ctx, 0.6);  /* past the 300 ms ack timeout */
     CHECK_UEQ(stats(ctx)->ack_timeouts, 1);
     CHECK(unit_log_contains(ctx, "did not acknowledge"));
+    /* a busy peer is no news for the user: counted, not warned about */
+    CHECK_UEQ(ctx->log_count[LOOM_LOG_WARN], warnings);
+    ctx->engine->config.verbose = verbose;
     CHECK_EQ(loom_eager_tx_phase(ctx->peer), 0);
     send_msgs(ctx, 6, 9, 11);     /* by AM: no new request during the back-off */
     CHECK(!ctx->peer->eager.tx.pending);
