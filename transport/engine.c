@@ -227,6 +227,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->rkey_valid = false;
     op->done_sent  = false;
     op->on_wire    = false;
+    op->region     = NULL;
     peer->owed    += loom_op_owed(op);
     ++peer->outstanding;
     ++peer->engine->outstanding;
@@ -240,6 +241,7 @@ void loom_op_finish(loom_op_t *op, int status)
     if (LOOM_OP_PUSH_REQ == op->kind) {
         loom_hash_remove(&engine->requests, op->id); /* no answer may find it now */
     }
+    loom_serve_unbind(op); /* its region's memory is no longer read */
     op->status = status;
     op->stage  = LOOM_STAGE_DONE;
     op->next   = NULL;
@@ -291,6 +293,19 @@ loom_op_t *loom_opq_pop(loom_opq_t *q)
         }
     }
     return op;
+}
+
+/* Move the ops of q that match to out; the others keep their order. */
+void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
+                   const void *arg, loom_opq_t *out)
+{
+    loom_opq_t keep = {NULL, NULL};
+    loom_op_t *op;
+
+    while (NULL != (op = loom_opq_pop(q))) {
+        loom_opq_push(match(op, arg) ? out : &keep, op);
+    }
+    *q = keep;
 }
 
 /* The upper layer's messages keep their order in the peer's queue; RDMA and

@@ -174,6 +174,7 @@ struct loom_region {
     uct_mem_h      memh[LOOM_MAX_RAILS];
     uint16_t       rkey_len[LOOM_MAX_RAILS];
     uint8_t       *rkeys;          /* rail_count * rkey_stride bytes */
+    unsigned       serves;         /* serves reading it that have not ended */
 };
 
 struct loom_engine {
@@ -237,6 +238,8 @@ void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
 void loom_peer_mark_busy(loom_peer_t *peer);
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
 loom_op_t *loom_opq_pop(loom_opq_t *q);
+void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
+                   const void *arg, loom_opq_t *out);
 int  loom_op_advance(loom_op_t *op);
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
 loom_op_t *loom_op_alloc_owned(loom_engine_t *engine);
@@ -348,6 +351,9 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
+void loom_serve_unbind(loom_op_t *op);
+void loom_serves_end(loom_region_t *region);
+void loom_serves_peer_closed(loom_peer_t *peer);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);

@@ -358,6 +358,7 @@ void loom_peer_disconnect(loom_peer_t *peer)
             uct_ep_destroy(peer->rails[i].boot_ep);
         }
     }
+    loom_serves_peer_closed(peer);
     loom_hash_remove(&engine->peers, peer->name);
     loom_eager_peer_fini(peer); /* nothing can land in its rings now */
     loom_msg_peer_fini(peer);

@@ -176,6 +176,7 @@ struct loom_op {
     uct_rkey_bundle_t rkey;
     bool           rkey_valid;
     bool           done_sent;  /* serve: PUSH_DONE already sent after a fence */
+    loom_region_t *region;     /* serve: the region it reads until it ends */
     size_t         msg_len;
     uint8_t        tag;
     const struct iovec *iov;
