@@ -40,6 +40,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, duplicates)},
     {"rejoins", "Times this rail came back into use for a peer after it had failed",
      offsetof(loom_rail_stats_t, rejoins)},
+    {"closings", "Endpoints to a process that said goodbye (or that this one left) "
+     "closed on an error: the process went, no rail failed",
+     offsetof(loom_rail_stats_t, closings)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -268,8 +268,8 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
         rail = loom_stripe_pick_rail(peer, length, stripe->length - stripe->next);
         if (rail < 0) {
             if (0 == loom_stripe_rail_count(peer)) {
-                loom_log(peer->engine, LOOM_LOG_ERROR, "no rail to peer %#llx is left for "
-                         "a striped transfer of %zu bytes", (unsigned long long)peer->name,
+                loom_log(peer->engine, loom_peer_closing(peer) ? LOOM_LOG_DEBUG : LOOM_LOG_ERROR,
+                         "no rail to peer %#llx is left for a striped transfer of %zu bytes", (unsigned long long)peer->name,
                          stripe->length);
                 stripe->status = LOOM_ERR_UNREACH;
             } else if (!stripe->waiting) {
@@ -403,7 +403,8 @@ void loom_stripe_watch(loom_engine_t *engine)
         for (i = 0; i < engine->rail_count; ++i) {
             loom_peer_rail_t *prail = &peer->rails[i];
 
-            if (0 == prail->inflight_chunks || prail->failed) {
+            /* a closing peer's chunks fail as its endpoints close */
+            if (0 == prail->inflight_chunks || prail->failed || loom_peer_closing(peer)) {
                 continue;
             }
             silent = now - prail->last_landed;

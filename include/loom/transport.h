@@ -56,6 +56,8 @@ typedef struct loom_rail_stats {
     unsigned long resent;         /* messages sent again here after their rail failed */
     unsigned long duplicates;     /* messages that arrived here a second time, dropped */
     unsigned long rejoins;        /* times this rail came back into use for a peer */
+    unsigned long closings;       /* endpoints to a peer that said goodbye or that we
+                                     disconnect, closed on an error: no failure */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */
@@ -142,6 +144,8 @@ typedef struct loom_engine_config {
     size_t        eager_budget;     /* bytes of rings per process, 0 = no limit */
     unsigned      eager_ack_timeout_ms; /* give up on a ring request after this */
     bool          eager_cycle;      /* testing: change phase after every message */
+    bool          rails_repeat;     /* testing: a device may carry several rails
+                                       (two tcp rails on lo) */
     bool          threads;          /* several threads call the engine, one at a
                                        time (the caller serializes them) */
     loom_recv_cb_t recv_cb;
