@@ -427,16 +427,43 @@ static void loom_serves_cancel(loom_region_t *region)
     }
 }
 
-/* Serves already handed to UCT may still read the memory (a tcp put sends
- * from it until the socket took the last byte): wait for them, unless we
- * are inside progress (a callback deregistered) and cannot drive it. */
+/* UCT holds none of the serve's bytes any more: a flush of its endpoint is
+ * not refused for want of resources (tcp refuses it while a put still sends
+ * from the memory; a NIC that would still read it is stopped by the
+ * deregistration itself). */
+static bool loom_serve_sent(const loom_op_t *op)
+{
+    uct_ep_h ep = op->peer->rails[op->rail].ep;
+
+    return LOOM_STAGE_ISSUE != op->stage &&
+           (NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL));
+}
+
+/* Serves of the region whose bytes all left let go of it; they complete
+ * later as usual. */
+static void loom_serves_release_sent(loom_region_t *region)
+{
+    loom_op_t *op;
+
+    for (op = region->engine->owned_ops; NULL != op; op = op->owned_next) {
+        if (LOOM_OP_SERVE == op->kind && op->region == region && loom_serve_sent(op)) {
+            loom_serve_unbind(op);
+        }
+    }
+}
+
+/* Serves still sending from the memory: wait for their last byte to leave,
+ * unless we are inside progress (a callback deregistered) and cannot drive
+ * it. */
 static void loom_serves_drain(loom_region_t *region)
 {
     loom_engine_t *engine = region->engine;
     uint64_t deadline = loom_now_ns() + LOOM_SERVE_DRAIN_NS;
 
+    loom_serves_release_sent(region);
     while (region->serves > 0 && !engine->in_progress && loom_now_ns() < deadline) {
         loom_engine_progress(engine);
+        loom_serves_release_sent(region);
     }
 }
 
