@@ -427,16 +427,17 @@ static void loom_serves_cancel(loom_region_t *region)
     }
 }
 
-/* UCT holds none of the serve's bytes any more: a flush of its endpoint is
- * not refused for want of resources (tcp refuses it while a put still sends
- * from the memory; a NIC that would still read it is stopped by the
- * deregistration itself). */
+/* UCT holds none of the serve's bytes any more: its flush was taken, or a
+ * flush of its endpoint is not refused for want of resources (tcp takes a
+ * flush only once the last byte went to the socket; a NIC that would still
+ * read the memory is stopped by the deregistration itself). */
 static bool loom_serve_sent(const loom_op_t *op)
 {
     uct_ep_h ep = op->peer->rails[op->rail].ep;
 
-    return LOOM_STAGE_ISSUE != op->stage &&
-           (NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL));
+    return LOOM_STAGE_WAIT == op->stage || LOOM_STAGE_DONE == op->stage ||
+           (LOOM_STAGE_FLUSH == op->stage &&
+            (NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL)));
 }
 
 /* Serves of the region whose bytes all left let go of it; they complete
@@ -467,29 +468,26 @@ static void loom_serves_drain(loom_region_t *region)
     }
 }
 
-/* The serves still reading the region take their rail down with them: its
- * endpoint is closed (UCT then lets go of the memory) and the requester is
- * told the transfer failed. */
-static void loom_serves_cut(loom_region_t *region)
+/*
+ * Serves that may still send from the region when we cannot wait any more
+ * (inside progress, or past the deadline) let go of it.  Refusing for want
+ * of resources says the endpoint is busy, maybe with another op issued
+ * after this one (which would prove this one sent): closing the rail on
+ * that evidence failed valid MPI programs, so the serve is only logged.
+ */
+static void loom_serves_detach(loom_region_t *region)
 {
     loom_engine_t *engine = region->engine;
-    loom_op_t *op = engine->owned_ops;
+    loom_op_t *op;
 
-    while (NULL != op) {
+    for (op = engine->owned_ops; NULL != op; op = op->owned_next) {
         if (LOOM_OP_SERVE != op->kind || op->region != region) {
-            op = op->owned_next;
             continue;
         }
-        loom_log(engine, LOOM_LOG_WARN, "memory deregistered while %zu bytes of it were "
-                 "on their way to %#llx: rail %s:%s to it is closed", op->length,
-                 (unsigned long long)op->peer->name, engine->rails[op->rail].info.tl_name,
-                 engine->rails[op->rail].info.dev_name);
+        loom_log(engine, LOOM_LOG_INFO, "memory deregistered while a push of %zu bytes "
+                 "of it to %#llx may still be sending", op->length,
+                 (unsigned long long)op->peer->name);
         loom_serve_unbind(op);
-        loom_peer_fail_rail(op->peer, op->rail, UCS_ERR_CANCELED);
-        op = engine->owned_ops; /* failing a rail changes the list: walk it again */
-    }
-    if (!engine->in_progress) {
-        loom_engine_progress(engine); /* closes the failed endpoints */
     }
 }
 
@@ -499,7 +497,7 @@ void loom_serves_end(loom_region_t *region)
     loom_serves_cancel(region);
     loom_serves_drain(region);
     if (region->serves > 0) {
-        loom_serves_cut(region);
+        loom_serves_detach(region);
     }
 }
 
