@@ -33,6 +33,7 @@ typedef struct mca_btl_loom_component_t {
     int   max_rails;          /* btl_loom_max_rails */
     int   verbose;            /* btl_loom_verbose */
     bool  force_connect_to_ep;/* btl_loom_connect_to_ep */
+    bool  rails_repeat;       /* btl_loom_rails_repeat */
     int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */

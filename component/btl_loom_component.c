@@ -177,6 +177,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.max_rails           = mca_btl_loom_component.max_rails;
     config.name                = mca_btl_loom_my_name();
     config.force_connect_to_ep = mca_btl_loom_component.force_connect_to_ep;
+    config.rails_repeat        = mca_btl_loom_component.rails_repeat;
     config.tcp_seg_size        = (size_t)mca_btl_loom_component.tcp_seg_size;
     config.tcp_keepalive_s     = (unsigned)mca_btl_loom_component.tcp_keepalive;
     config.stripe_threshold    = (size_t)mca_btl_loom_component.stripe_threshold;

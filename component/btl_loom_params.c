@@ -68,6 +68,12 @@ int mca_btl_loom_params_register(void)
         "path that connect-to-ep transports such as rc_verbs always take",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &c->force_connect_to_ep);
 
+    c->rails_repeat = false;
+    mca_btl_loom_param_register("rails_repeat",
+        "Testing: let btl_loom_rails name a device more than once (e.g. \"tcp:lo,tcp:lo\": "
+        "several rails on one host without a second network device)",
+        MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &c->rails_repeat);
+
     c->tcp_seg_size = 65536;
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment, which bounds loom's eager limit and send size (0: UCX's "

@@ -45,6 +45,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, failures)},
     {"bad_tags", "Messages with a tag past Open MPI's table of active-message tags, "
      "dropped", offsetof(loom_rail_stats_t, bad_tags)},
+    {"closings", "Endpoints to a process that said goodbye (or that this one left) "
+     "closed on an error: the process went, no rail failed",
+     offsetof(loom_rail_stats_t, closings)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

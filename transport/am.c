@@ -183,17 +183,34 @@ static loom_op_t *loom_ctrl_op_new(loom_peer_t *peer, int rail, const void *msg,
     return op;
 }
 
-int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
+/* Queue a control message ahead of what waits for its rail, or behind it. */
+static int loom_ctrl_queue(loom_peer_t *peer, int rail, const void *msg, size_t length,
+                           bool first)
 {
     loom_op_t *op = loom_ctrl_op_new(peer, rail, msg, length);
 
     if (NULL == op) {
         return (length > LOOM_OP_MSG_MAX) ? LOOM_ERR_INVALID : LOOM_ERR_NOMEM;
     }
+    if (first) {
+        loom_op_queue_front(peer, op);
+    } else {
+        loom_op_queue(peer, op);
+    }
+    return LOOM_OK;
+}
+
+int loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length)
+{
     /* ahead of RDMA waiting for the rail: a completion notice must not wait
      * for the next chunk's data */
-    loom_op_queue_front(peer, op);
-    return LOOM_OK;
+    return loom_ctrl_queue(peer, rail, msg, length, true);
+}
+
+/* Behind everything queued to the rail: a goodbye is the last word. */
+int loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length)
+{
+    return loom_ctrl_queue(peer, rail, msg, length, false);
 }
 
 /*

@@ -105,6 +105,8 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     loom_hash_init(&engine->early_connects);
     ucs_list_head_init(&engine->eager.active);
     ucs_list_head_init(&engine->acks_owed);
+    ucs_list_head_init(&engine->busy_peers);
+    ucs_list_head_init(&engine->retired);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {
@@ -202,9 +204,8 @@ void loom_engine_destroy(loom_engine_t *engine)
     for (i = engine->rail_count - 1; i >= 0; --i) {
         loom_rail_close(&engine->rails[i]);
     }
-    while (NULL != (peer = engine->retired)) { /* no rail can complete them now */
-        engine->retired = peer->next_busy;
-        free(peer);
+    while (!ucs_list_is_empty(&engine->retired)) { /* no rail can complete them now */
+        free(ucs_list_extract_head(&engine->retired, loom_peer_t, retired_link));
     }
     loom_stripe_free_all(engine);
     loom_msg_strangers_free(engine);
@@ -240,6 +241,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->rkey_valid = false;
     op->done_sent  = false;
     op->on_wire    = false;
+    op->region     = NULL;
     peer->owed    += loom_op_owed(op);
     ++peer->outstanding;
     ++peer->engine->outstanding;
@@ -253,6 +255,7 @@ void loom_op_finish(loom_op_t *op, int status)
     if (LOOM_OP_PUSH_REQ == op->kind) {
         loom_hash_remove(&engine->requests, op->id); /* no answer may find it now */
     }
+    loom_serve_unbind(op); /* its region's memory is no longer read */
     op->status = status;
     op->stage  = LOOM_STAGE_DONE;
     op->next   = NULL;
@@ -267,9 +270,8 @@ void loom_op_finish(loom_op_t *op, int status)
 void loom_peer_mark_busy(loom_peer_t *peer)
 {
     if (!peer->queued) {
-        peer->queued             = true;
-        peer->next_busy          = peer->engine->busy_peers;
-        peer->engine->busy_peers = peer;
+        peer->queued = true;
+        ucs_list_add_tail(&peer->engine->busy_peers, &peer->busy_link);
     }
 }
 
@@ -304,6 +306,19 @@ loom_op_t *loom_opq_pop(loom_opq_t *q)
         }
     }
     return op;
+}
+
+/* Move the ops of q that match to out; the others keep their order. */
+void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
+                   const void *arg, loom_opq_t *out)
+{
+    loom_opq_t keep = {NULL, NULL};
+    loom_op_t *op;
+
+    while (NULL != (op = loom_opq_pop(q))) {
+        loom_opq_push(match(op, arg) ? out : &keep, op);
+    }
+    *q = keep;
 }
 
 /* The upper layer's messages keep their order in the peer's queue; RDMA and
@@ -437,15 +452,20 @@ static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count
 
 static int loom_engine_drain_queues(loom_engine_t *engine)
 {
-    /* Detach the list: ops finishing here may queue work to other peers,
-     * which puts them on a fresh list instead of the one being walked. */
-    loom_peer_t *list = engine->busy_peers, *peer;
+    /* Move the list aside: ops finishing here may queue work to other peers,
+     * which puts them on the engine's list again, not on the one being
+     * walked.  A peer stays queued while it waits here, so that whoever
+     * takes it off (a disconnect) finds it on a list. */
+    ucs_list_link_t list;
+    loom_peer_t *peer;
     int count = 0, i;
     bool idle;
 
-    engine->busy_peers = NULL;
-    while (NULL != (peer = list)) {
-        list         = peer->next_busy;
+    ucs_list_head_init(&list);
+    ucs_list_splice_tail(&list, &engine->busy_peers);
+    ucs_list_head_init(&engine->busy_peers);
+    while (!ucs_list_is_empty(&list)) {
+        peer         = ucs_list_extract_head(&list, loom_peer_t, busy_link);
         peer->queued = false;
         /* messages sent again after a rail failed go before anything new */
         idle = loom_msg_resend_progress(peer) &&
@@ -497,7 +517,7 @@ int loom_engine_progress(loom_engine_t *engine)
         count += loom_msg_strangers_progress(engine);
     }
     count += loom_eager_progress(engine);
-    if (NULL != engine->busy_peers) {
+    if (!ucs_list_is_empty(&engine->busy_peers)) {
         count += loom_engine_drain_queues(engine);
     }
     loom_rail_watch(engine);

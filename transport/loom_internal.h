@@ -131,11 +131,15 @@ struct loom_peer {
     loom_wire_rail_addr_t remote_rails[LOOM_MAX_RAILS];
     uint8_t         *remote_dev_addr[LOOM_MAX_RAILS]; /* connect-to-ep */
     loom_opq_t       queue;       /* messages waiting to be issued, in order */
-    bool             queued;      /* on engine->busy_peers */
-    struct loom_peer *next_busy;
+    bool             queued;      /* on engine->busy_peers, or on the list
+                                     being drained (loom_engine_drain_queues) */
+    ucs_list_link_t  busy_link;
+    ucs_list_link_t  retired_link; /* on engine->retired once disconnected */
     size_t           outstanding;
     struct loom_stripe *stripes_waiting; /* for room on a rail to this peer */
     bool             lost;        /* every rail failed; reported */
+    bool             said_bye;    /* it disconnects from us (LOOM_WIRE_BYE) */
+    bool             leaving;     /* we disconnect from it */
     uint64_t         chunks_landed; /* over all rails, for the rail watch */
     size_t           owed;        /* outstanding ops the upper layer waits for
                                      (not loom's own messages and serves) */
@@ -187,6 +191,7 @@ struct loom_region {
     uct_mem_h      memh[LOOM_MAX_RAILS];
     uint16_t       rkey_len[LOOM_MAX_RAILS];
     uint8_t       *rkeys;          /* rail_count * rkey_stride bytes */
+    unsigned       serves;         /* serves reading it that have not ended */
 };
 
 struct loom_engine {
@@ -205,8 +210,8 @@ struct loom_engine {
     loom_hash_t          requests;     /* request id -> loom_op_t */
     loom_hash_t          early_connects; /* name -> CONNECT messages from peers
                                             not connected yet (loom_early_t) */
-    loom_peer_t         *busy_peers;   /* peers with a non-empty queue */
-    loom_peer_t         *retired;      /* disconnected with operations pending */
+    ucs_list_link_t      busy_peers;   /* peers with a non-empty queue */
+    ucs_list_link_t      retired;      /* disconnected with operations pending */
     loom_op_t           *done_head;    /* ops whose callback is due */
     loom_op_t           *done_tail;
     size_t               outstanding;
@@ -251,6 +256,8 @@ void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
 void loom_peer_mark_busy(loom_peer_t *peer);
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
 loom_op_t *loom_opq_pop(loom_opq_t *q);
+void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
+                   const void *arg, loom_opq_t *out);
 int  loom_op_advance(loom_op_t *op);
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
 loom_op_t *loom_op_alloc_owned(loom_engine_t *engine);
@@ -292,6 +299,7 @@ int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
                       const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
+int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
                            size_t length);
 loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
@@ -348,6 +356,11 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
 void loom_rejoin_peer_fini(loom_peer_t *peer);
 
 /* peer.c */
+/* The peer goes, or we leave it: errors of its endpoints are no failures. */
+static inline bool loom_peer_closing(const loom_peer_t *peer)
+{
+    return peer->said_bye || peer->leaving;
+}
 loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
 int  loom_peer_rdma_rail(loom_peer_t *peer);
 void loom_peer_choose_am_rail(loom_peer_t *peer);
@@ -356,6 +369,7 @@ int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
+ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
 loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name);
 
 /* region.c */
@@ -371,6 +385,9 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
+void loom_serve_unbind(loom_op_t *op);
+void loom_serves_end(loom_region_t *region);
+void loom_serves_peer_closed(loom_peer_t *peer);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);

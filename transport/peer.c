@@ -317,47 +317,117 @@ static void loom_peer_fail_requests(loom_peer_t *peer, int rail)
     }
 }
 
-void loom_peer_disconnect(loom_peer_t *peer)
+/* We leave: tell the peer on every rail we use towards it, behind what is
+ * queued, so that it takes our endpoints closing for what it is. */
+static void loom_peer_say_bye(loom_peer_t *peer)
+{
+    loom_wire_bye_t bye;
+    int i;
+
+    memset(&bye, 0, sizeof(bye));
+    loom_wire_hdr_fill(&bye.hdr, LOOM_WIRE_BYE, 0, sizeof(bye));
+    bye.sender       = loom_le64(peer->engine->config.name);
+    bye.sender_epoch = loom_le32(peer->engine->epoch);
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (peer->rails[i].usable) {
+            (void)loom_ctrl_send_last(peer, i, &bye, sizeof(bye));
+        }
+    }
+}
+
+/* Whether UCT still holds something for the peer on a rail in use. */
+static bool loom_peer_eps_busy(loom_peer_t *peer)
+{
+    ucs_status_t status;
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (!peer->rails[i].usable) {
+            continue;
+        }
+        status = uct_ep_flush(peer->rails[i].ep, 0, NULL);
+        if (UCS_INPROGRESS == status || UCS_ERR_NO_RESOURCE == status) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Let what is in flight finish and our goodbye leave, but never hang on a
+ * dead peer, nor progress from inside progress. */
+static void loom_peer_settle(loom_peer_t *peer)
 {
     loom_engine_t *engine = peer->engine;
-    time_t deadline = time(NULL) + 2;
+    uint64_t deadline = loom_now_ns() + 2000000000ull;
+
+    while ((peer->outstanding > 0 || loom_peer_eps_busy(peer)) && !engine->in_progress &&
+           loom_now_ns() < deadline) {
+        loom_engine_progress(engine);
+    }
+}
+
+/* Fail what still waits to be issued to the peer, and take the peer off
+ * the list of busy peers (an O(1) unlink: it may be on the list progress
+ * is draining). */
+static void loom_peer_drop_queued(loom_peer_t *peer)
+{
     loom_op_t *op;
     int i;
 
-    if (--peer->refcount > 0) {
-        return;
-    }
-    /* Let what is in flight finish, but never hang on a dead peer. */
-    while (peer->outstanding > 0 && time(NULL) < deadline && !engine->in_progress) {
-        loom_engine_progress(engine);
-    }
     while (NULL != (op = loom_opq_pop(&peer->queue))) {
         loom_op_finish(op, LOOM_ERR_UNREACH);
     }
-    for (i = 0; i < engine->rail_count; ++i) {
+    for (i = 0; i < peer->engine->rail_count; ++i) {
         while (NULL != (op = loom_opq_pop(&peer->rails[i].rail_queue))) {
             loom_op_finish(op, LOOM_ERR_UNREACH);
         }
     }
     if (peer->queued) {
-        loom_peer_t **prev = &engine->busy_peers;
-        while (*prev != peer) {
-            prev = &(*prev)->next_busy;
-        }
-        *prev = peer->next_busy;
+        peer->queued = false;
+        ucs_list_del(&peer->busy_link);
     }
+}
+
+/* Destroy the peer's endpoints; its rails are out of use for good. */
+static void loom_peer_close_eps(loom_peer_t *peer)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        loom_peer_rail_t *prail = &peer->rails[i];
+
+        if (NULL != prail->ep) {
+            uct_ep_destroy(prail->ep);
+            prail->ep = NULL;
+        }
+        if (NULL != prail->boot_ep) {
+            uct_ep_destroy(prail->boot_ep);
+            prail->boot_ep = NULL;
+        }
+        prail->usable = false;
+        prail->failed = true;
+    }
+    loom_serves_peer_closed(peer);
+}
+
+void loom_peer_disconnect(loom_peer_t *peer)
+{
+    loom_engine_t *engine = peer->engine;
+
+    /* progress below may run a callback that disconnects it again */
+    if (peer->leaving || --peer->refcount > 0) {
+        return;
+    }
+    peer->leaving = true;
+    loom_peer_say_bye(peer);
+    loom_peer_settle(peer);
+    loom_peer_drop_queued(peer);
     if (!engine->in_progress) {
         loom_engine_progress(engine); /* run the callbacks of what was dropped */
+        loom_peer_drop_queued(peer);  /* and of what they queued meanwhile */
     }
     loom_rejoin_peer_fini(peer);
-    for (i = 0; i < engine->rail_count; ++i) {
-        if (NULL != peer->rails[i].ep) {
-            uct_ep_destroy(peer->rails[i].ep);
-        }
-        if (NULL != peer->rails[i].boot_ep) {
-            uct_ep_destroy(peer->rails[i].boot_ep);
-        }
-    }
+    loom_peer_close_eps(peer);
     loom_hash_remove(&engine->peers, peer->name);
     loom_eager_peer_fini(peer); /* nothing can land in its rings now */
     loom_msg_peer_fini(peer);
@@ -382,8 +452,7 @@ static void loom_peer_retire(loom_peer_t *peer)
     loom_log(engine, LOOM_LOG_WARN, "peer %#llx disconnected with %zu operations not "
              "completed; they fail", (unsigned long long)peer->name, peer->outstanding);
     loom_peer_fail_requests(peer, -1);
-    peer->next_busy = engine->retired;
-    engine->retired = peer;
+    ucs_list_add_tail(&engine->retired, &peer->retired_link);
 }
 
 int loom_peer_flush(loom_peer_t *peer)
@@ -428,6 +497,28 @@ static void loom_peer_check_lost(loom_peer_t *peer)
     }
 }
 
+/* Say that the rail failed; to a closing peer it only closed: counted, not
+ * said (a peer that finalizes closes every endpoint, and on several rails
+ * some errors come before its process is gone). */
+static void loom_peer_rail_report(loom_peer_t *peer, int rail, ucs_status_t status)
+{
+    loom_rail_t *r = &peer->engine->rails[rail];
+    bool closing = loom_peer_closing(peer);
+
+    if (closing) {
+        ++r->stats.closings;
+    } else {
+        ++r->stats.failures;
+    }
+    /* A peer that closes while nothing is in flight to it (e.g. it finalized
+     * first) is no error; an operation that later needs the rail reports it. */
+    loom_log(peer->engine, closing ? LOOM_LOG_DEBUG
+                           : peer->outstanding > 0 ? LOOM_LOG_ERROR : LOOM_LOG_INFO,
+             "rail %s:%s to peer %#llx %s: %s", r->info.tl_name, r->info.dev_name,
+             (unsigned long long)peer->name, closing ? "closed" : "failed",
+             ucs_status_string(status));
+}
+
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
@@ -440,23 +531,20 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
     }
     prail->failed = true;
     prail->usable = false;
-    ++peer->engine->rails[rail].stats.failures;
     loom_rejoin_rail_failed(peer, rail); /* closes the endpoint from progress */
-    /* A peer that closes while nothing is in flight to it (e.g. it finalized
-     * first) is no error; an operation that later needs the rail reports it. */
-    loom_log(peer->engine, peer->outstanding > 0 ? LOOM_LOG_ERROR : LOOM_LOG_INFO,
-             "rail %s:%s to peer %#llx failed: %s",
-             peer->engine->rails[rail].info.tl_name, peer->engine->rails[rail].info.dev_name,
-             (unsigned long long)peer->name, ucs_status_string(status));
+    loom_peer_rail_report(peer, rail, status);
     loom_eager_rail_failed(peer, rail);
     if (peer->am_rail == rail) {
         loom_peer_choose_am_rail(peer);
+    }
+    loom_peer_fail_requests(peer, rail);
+    if (loom_peer_closing(peer)) {
+        return; /* nothing more goes to it: nothing to send again nor to tell */
     }
     if (carried && !peer->rails[peer->am_rail].failed) {
         loom_msg_resend_start(peer);
     }
     loom_rejoin_tell_down(peer, rail);
-    loom_peer_fail_requests(peer, rail);
     loom_peer_check_lost(peer);
 }
 
@@ -471,6 +559,35 @@ ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status)
             loom_peer_fail_rail(peer, rail->index, status);
         }
     }
+    return UCS_OK;
+}
+
+/* The peer disconnects from us: its endpoints close next. */
+ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_wire_bye_t bye;
+    loom_peer_t *peer;
+
+    (void)flags;
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_BYE, sizeof(bye))) {
+        return UCS_OK;
+    }
+    memcpy(&bye, data, sizeof(bye));
+    /* a process that connected to us but we never to it: nothing to close */
+    peer = loom_peer_lookup(rail->engine, loom_from_le64(bye.sender));
+    if (NULL == peer || peer->said_bye) {
+        return UCS_OK;
+    }
+    if (loom_from_le32(bye.sender_epoch) != peer->epoch) {
+        ++rail->stats.refused;
+        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a goodbye of process "
+                 "%#llx from another incarnation", rail->info.tl_name, rail->info.dev_name,
+                 (unsigned long long)peer->name);
+        return UCS_OK;
+    }
+    peer->said_bye = true;
+    loom_log(rail->engine, LOOM_LOG_INFO, "peer %#llx is closing", (unsigned long long)peer->name);
     return UCS_OK;
 }
 
@@ -580,7 +697,8 @@ static unsigned loom_rail_peers_out(loom_engine_t *engine, int rail, bool rejoin
         return 0;
     }
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
-        count += peer->rails[rail].failed &&
+        /* the rails of a process that leaves closed, they did not fail */
+        count += peer->rails[rail].failed && !loom_peer_closing(peer) &&
                  (!rejoining || LOOM_PROBE_NONE != peer->rails[rail].probe_state);
     }
     return count;

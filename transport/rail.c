@@ -24,6 +24,7 @@ int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
         {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
         {LOOM_WIRE_MSG_ACK,   loom_msg_ack_recv},
         {LOOM_WIRE_PROBE,     loom_probe_recv},
+        {LOOM_WIRE_BYE,       loom_bye_recv},
     };
     ucs_status_t status;
     size_t i;

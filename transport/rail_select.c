@@ -179,7 +179,7 @@ static int loom_rails_explicit(loom_engine_t *engine, const loom_resources_t *re
             rc = LOOM_ERR_NOT_FOUND;
             break;
         }
-        for (j = 0; j < count; ++j) {
+        for (j = 0; j < count && !engine->config.rails_repeat; ++j) {
             if (!strcmp(choices[j].tl_name, entry) && !strcmp(choices[j].dev_name, dev)) {
                 loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails: rail %s:%s named twice",
                          entry, dev);

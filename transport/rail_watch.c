@@ -68,8 +68,9 @@ static bool loom_rail_watch_stuck(const loom_peer_t *peer, int rail, uint64_t no
     const loom_peer_rail_t *prail = &peer->rails[rail];
     uint64_t others = peer->chunks_landed - prail->landed_mark;
 
+    /* a closing peer's chunks fail as its endpoints close */
     if (0 == prail->inflight_chunks || prail->failed || 0 == prail->others_since ||
-        now - prail->others_since <= limit) {
+        now - prail->others_since <= limit || loom_peer_closing(peer)) {
         return false;
     }
     return others >= 2ull * peer->engine->config.stripe_depth ||

@@ -378,6 +378,143 @@ int loom_rdma_advance(loom_op_t *op)
     return loom_rdma_wait_on(op, status);
 }
 
+/* ---- serves and the region they read ------------------------------------------ */
+
+/* How long deregistration waits for serves already handed to UCT. */
+#define LOOM_SERVE_DRAIN_NS 2000000000ull
+
+/* A serve reads its region from when it is queued until it ends: the region
+ * cannot go before (loom_serves_end). */
+static void loom_serve_bind(loom_op_t *op, loom_region_t *region)
+{
+    op->region = region;
+    ++region->serves;
+}
+
+void loom_serve_unbind(loom_op_t *op)
+{
+    if (NULL != op->region) {
+        --op->region->serves;
+        op->region = NULL;
+    }
+}
+
+static bool loom_serve_unissued(const loom_op_t *op, const void *region)
+{
+    return LOOM_OP_SERVE == op->kind && op->region == region &&
+           LOOM_STAGE_ISSUE == op->stage;
+}
+
+/* Serves of the region that have not read a byte yet are refused, as if
+ * their request had come after the deregistration: the requester gets
+ * UNKNOWN_KEY, never the bytes of memory that may be reused. */
+static void loom_serves_cancel(loom_region_t *region)
+{
+    loom_engine_t *engine = region->engine;
+    loom_opq_t cancelled = {NULL, NULL};
+    loom_peer_t *peer;
+    loom_op_t *op;
+    size_t pos = 0;
+    int i;
+
+    while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
+        for (i = 0; i < engine->rail_count; ++i) {
+            loom_opq_take(&peer->rails[i].rail_queue, loom_serve_unissued, region, &cancelled);
+        }
+    }
+    while (NULL != (op = loom_opq_pop(&cancelled))) {
+        ++engine->rails[op->rail].stats.refused;
+        loom_rdma_complete(op, LOOM_ERR_NOT_FOUND);
+    }
+}
+
+/* UCT holds none of the serve's bytes any more: its flush was taken, or a
+ * flush of its endpoint is not refused for want of resources (tcp takes a
+ * flush only once the last byte went to the socket; a NIC that would still
+ * read the memory is stopped by the deregistration itself). */
+static bool loom_serve_sent(const loom_op_t *op)
+{
+    uct_ep_h ep = op->peer->rails[op->rail].ep;
+
+    return LOOM_STAGE_WAIT == op->stage || LOOM_STAGE_DONE == op->stage ||
+           (LOOM_STAGE_FLUSH == op->stage &&
+            (NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL)));
+}
+
+/* Serves of the region whose bytes all left let go of it; they complete
+ * later as usual. */
+static void loom_serves_release_sent(loom_region_t *region)
+{
+    loom_op_t *op;
+
+    for (op = region->engine->owned_ops; NULL != op; op = op->owned_next) {
+        if (LOOM_OP_SERVE == op->kind && op->region == region && loom_serve_sent(op)) {
+            loom_serve_unbind(op);
+        }
+    }
+}
+
+/* Serves still sending from the memory: wait for their last byte to leave,
+ * unless we are inside progress (a callback deregistered) and cannot drive
+ * it. */
+static void loom_serves_drain(loom_region_t *region)
+{
+    loom_engine_t *engine = region->engine;
+    uint64_t deadline = loom_now_ns() + LOOM_SERVE_DRAIN_NS;
+
+    loom_serves_release_sent(region);
+    while (region->serves > 0 && !engine->in_progress && loom_now_ns() < deadline) {
+        loom_engine_progress(engine);
+        loom_serves_release_sent(region);
+    }
+}
+
+/*
+ * Serves that may still send from the region when we cannot wait any more
+ * (inside progress, or past the deadline) let go of it.  Refusing for want
+ * of resources says the endpoint is busy, maybe with another op issued
+ * after this one (which would prove this one sent): closing the rail on
+ * that evidence failed valid MPI programs, so the serve is only logged.
+ */
+static void loom_serves_detach(loom_region_t *region)
+{
+    loom_engine_t *engine = region->engine;
+    loom_op_t *op;
+
+    for (op = engine->owned_ops; NULL != op; op = op->owned_next) {
+        if (LOOM_OP_SERVE != op->kind || op->region != region) {
+            continue;
+        }
+        loom_log(engine, LOOM_LOG_INFO, "memory deregistered while a push of %zu bytes "
+                 "of it to %#llx may still be sending", op->length,
+                 (unsigned long long)op->peer->name);
+        loom_serve_unbind(op);
+    }
+}
+
+/* The region is deregistered: no serve may read it once this returns. */
+void loom_serves_end(loom_region_t *region)
+{
+    loom_serves_cancel(region);
+    loom_serves_drain(region);
+    if (region->serves > 0) {
+        loom_serves_detach(region);
+    }
+}
+
+/* The peer's endpoints were destroyed: UCT dropped its serves, which read
+ * nothing any more. */
+void loom_serves_peer_closed(loom_peer_t *peer)
+{
+    loom_op_t *op;
+
+    for (op = peer->engine->owned_ops; NULL != op; op = op->owned_next) {
+        if (op->peer == peer) {
+            loom_serve_unbind(op);
+        }
+    }
+}
+
 /* ---- receive side ------------------------------------------------------------ */
 
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags)
@@ -452,6 +589,7 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     op->remote     = loom_from_le64(req.dst_addr);
     op->length     = loom_from_le64(req.length);
     op->memh       = region->memh[dest_rail];
+    loom_serve_bind(op, region);
     op->id         = loom_from_le64(req.request_id);
     op->notify     = notify->name;
     /* Issued from progress, not from inside this UCT callback. */

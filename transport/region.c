@@ -84,6 +84,9 @@ void loom_mem_deregister(loom_region_t *region)
     if (0 != region->id) {
         loom_hash_remove(&engine->regions, region->id);
     }
+    if (region->serves > 0) {
+        loom_serves_end(region); /* no serve may read the memory once we return */
+    }
     for (i = 0; i < engine->rail_count; ++i) {
         if (UCT_MEM_HANDLE_NULL != region->memh[i]) {
             uct_md_mem_dereg(engine->rails[i].md, region->memh[i]);

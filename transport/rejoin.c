@@ -112,7 +112,8 @@ static void loom_probe_set(loom_peer_t *peer, int index, int state)
 static bool loom_rejoin_possible(const loom_peer_t *peer, int index)
 {
     return !peer->engine->rails[index].info.connect_to_ep &&
-           peer->engine->config.rail_rejoin_ms > 0 && loom_msg_logging(peer);
+           peer->engine->config.rail_rejoin_ms > 0 && loom_msg_logging(peer) &&
+           !loom_peer_closing(peer); /* no probing a process that goes */
 }
 
 /*

@@ -267,8 +267,8 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
         rail = loom_stripe_pick_rail(peer, length, stripe->length - stripe->next);
         if (rail < 0) {
             if (0 == loom_stripe_rail_count(peer)) {
-                loom_log(peer->engine, LOOM_LOG_ERROR, "no rail to peer %#llx is left for "
-                         "a striped transfer of %zu bytes", (unsigned long long)peer->name,
+                loom_log(peer->engine, loom_peer_closing(peer) ? LOOM_LOG_DEBUG : LOOM_LOG_ERROR,
+                         "no rail to peer %#llx is left for a striped transfer of %zu bytes", (unsigned long long)peer->name,
                          stripe->length);
                 stripe->status = LOOM_ERR_UNREACH;
             } else if (!stripe->waiting) {

@@ -59,6 +59,8 @@ typedef struct loom_rail_stats {
     unsigned long failures;       /* times this rail was taken out of use for a peer */
     unsigned long bad_tags;       /* messages with a tag the upper layer does not take,
                                      dropped */
+    unsigned long closings;       /* endpoints to a peer that said goodbye or that we
+                                     disconnect, closed on an error: no failure */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */
@@ -149,6 +151,8 @@ typedef struct loom_engine_config {
     size_t        eager_budget;     /* bytes of rings per process, 0 = no limit */
     unsigned      eager_ack_timeout_ms; /* give up on a ring request after this */
     bool          eager_cycle;      /* testing: change phase after every message */
+    bool          rails_repeat;     /* testing: a device may carry several rails
+                                       (two tcp rails on lo) */
     bool          threads;          /* several threads call the engine, one at a
                                        time (the caller serializes them) */
     unsigned      tag_count;        /* recv_cb gets tags below this only; a message
@@ -186,6 +190,7 @@ struct loom_op {
     uct_rkey_bundle_t rkey;
     bool           rkey_valid;
     bool           done_sent;  /* serve: PUSH_DONE already sent after a fence */
+    loom_region_t *region;     /* serve: the region it reads until it ends */
     size_t         msg_len;
     uint8_t        tag;
     const struct iovec *iov;

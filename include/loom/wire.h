@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 3
+#define LOOM_WIRE_VERSION 4
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -24,6 +24,7 @@ enum loom_wire_type {
     LOOM_WIRE_EAGER_NOTE = 21, /* ring receiver to sender: credits, shrink hint */
     LOOM_WIRE_MSG_ACK   = 22, /* upper-layer messages delivered (loom_wire_msg_ack_t) */
     LOOM_WIRE_PROBE     = 23, /* a failed rail is back: connect it again */
+    LOOM_WIRE_BYE       = 24, /* the sender disconnects (loom_wire_bye_t) */
 };
 
 /* Common header of every message: 8 bytes. */
@@ -106,6 +107,19 @@ typedef struct loom_wire_probe {
     uint8_t  kind;         /* enum loom_wire_probe_kind */
     uint8_t  reserved[5];
 } loom_wire_probe_t;
+
+/*
+ * Goodbye: the sender disconnects from the receiver (it finalizes), sent on
+ * every rail it uses towards it, last.  The receiver then takes the errors
+ * of the sender's endpoints for the sender going, not for a failed network.
+ * sender_epoch keeps a goodbye from quieting a later incarnation.
+ */
+typedef struct loom_wire_bye {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint32_t sender_epoch;
+    uint32_t reserved;
+} loom_wire_bye_t;
 
 /* Returned ring slots, tagged with the low bits of the ring's generation so
  * that credits of a replaced ring are ignored. */
