@@ -40,6 +40,10 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, duplicates)},
     {"rejoins", "Times this rail came back into use for a peer after it had failed",
      offsetof(loom_rail_stats_t, rejoins)},
+    {"over_limit", "Messages, requests and answers dropped because a peer reached a bound "
+     "on what it can make this process hold (messages ahead of order, messages of "
+     "unconnected processes, queued answers, early connect messages)",
+     offsetof(loom_rail_stats_t, over_limit)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -56,6 +56,8 @@ typedef struct loom_rail_stats {
     unsigned long resent;         /* messages sent again here after their rail failed */
     unsigned long duplicates;     /* messages that arrived here a second time, dropped */
     unsigned long rejoins;        /* times this rail came back into use for a peer */
+    unsigned long over_limit;     /* messages, requests and answers dropped at a bound
+                                     on what a peer can make this process hold */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */

@@ -291,6 +291,7 @@ static const bad_req_t bad_reqs[] = {
     {"key length field wrong", "malformed box key"},
     {"box outside its region", "box outside the region"},
     {"unknown sender", "not connected"},
+    {"ring of another geometry than our phase 2", "other than our own phase"},
 };
 #define BAD_COUNT (sizeof(bad_reqs) / sizeof(bad_reqs[0]))
 
@@ -321,6 +322,7 @@ static void send_bad_req(unit_ctx_t *ctx, unsigned which, loom_eager_box_t *box)
     case 5: req.key_length = (uint32_t)key_len - 4; break;
     case 6: req.box_addr = key.base + key.length - 8; break;
     case 7: req.sender = 0x7777; break;
+    case 8: req.slot_size = 8192; break; /* 64 KiB: in range, but not our phase 2 */
     }
     memcpy(msg + sizeof(req), &key, sizeof(key));
     loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_EAGER_REQ, 0, length);
