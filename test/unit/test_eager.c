@@ -275,6 +275,35 @@ static void timeout_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* Only the head flag of an ack lands (the rest never does): the request
+ * times out all the same. */
+static void halfack_parent(unit_ctx_t *ctx)
+{
+    loom_eager_tx_t *tx = &ctx->peer->eager.tx;
+    uint32_t head;
+
+    opt_paced = false;
+    send_msgs(ctx, 6, 0, 4);
+    unit_wait_other_holds(ctx);
+    send_msgs(ctx, 6, 4, 5);
+    CHECK(tx->pending);
+    head = loom_le32(tx->req_seq);
+    memcpy(tx->box->mem, &head, sizeof(head));
+    unit_progress_for(ctx, 0.6);  /* past the 300 ms ack timeout */
+    CHECK_UEQ(stats(ctx)->ack_timeouts, 1);
+    CHECK(!tx->pending);
+    CHECK_EQ(loom_eager_tx_phase(ctx->peer), 0);
+    send_msgs(ctx, 6, 9, 11);
+    unit_send_u64(ctx, 1);
+    UNIT_WAIT(ctx, NULL == tx->box && !tx->pending);
+    unit_barrier(ctx);
+    CHECK_RC(loom_eager_request(ctx->peer, 1), LOOM_OK);
+    wait_tx_phase(ctx, 1);
+    opt_paced = true;
+    send_msgs(ctx, 6, 20, 3);
+    unit_barrier(ctx);
+}
+
 /* ---- malformed and stale requests ------------------------------------------------------ */
 
 typedef struct bad_req {
@@ -512,6 +541,7 @@ int main(int argc, char **argv)
     rc |= RUN("test_eager inflight", &options, inflight_parent, inflight_child);
     rc |= RUN("test_eager shrink-grow", &options, shrink_grow_parent, shrink_grow_child);
     rc |= RUN("test_eager timeout", &options, timeout_parent, timeout_child);
+    rc |= RUN("test_eager halfack", &options, halfack_parent, timeout_child);
     rc |= RUN("test_eager malformed", &options, malformed_parent, malformed_child);
     opt_idle_ms = 200;
     rc |= RUN("test_eager idle", &options, idle_parent, idle_child);
