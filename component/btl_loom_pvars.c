@@ -48,6 +48,10 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"closings", "Endpoints to a process that said goodbye (or that this one left) "
      "closed on an error: the process went, no rail failed",
      offsetof(loom_rail_stats_t, closings)},
+    {"over_limit", "Messages, requests and answers dropped because a peer reached a bound "
+     "on what it can make this process hold (messages ahead of order, messages of "
+     "unconnected processes, queued answers, early connect messages)",
+     offsetof(loom_rail_stats_t, over_limit)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

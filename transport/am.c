@@ -213,6 +213,34 @@ int loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t len
     return loom_ctrl_queue(peer, rail, msg, length, false);
 }
 
+static void loom_ctrl_refusal_free(loom_op_t *op, int status)
+{
+    (void)status;
+    --op->peer->refusals;
+    loom_op_free_owned(op->peer->engine, op);
+}
+
+/* Send the answer to a request of the peer that was refused: at most
+ * LOOM_REFUSALS_MAX wait per peer, so that requests sent faster than the
+ * answers can leave do not make us queue without end.  LOOM_ERR_AGAIN
+ * at the bound. */
+int loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length)
+{
+    loom_op_t *op;
+
+    if (peer->refusals >= LOOM_REFUSALS_MAX) {
+        return LOOM_ERR_AGAIN;
+    }
+    op = loom_ctrl_op_new(peer, rail, msg, length);
+    if (NULL == op) {
+        return LOOM_ERR_NOMEM;
+    }
+    op->cb = loom_ctrl_refusal_free;
+    ++peer->refusals;
+    loom_op_queue_front(peer, op);
+    return LOOM_OK;
+}
+
 /*
  * Queue a CONNECT message ahead of everything else to the peer: what is
  * queued may be waiting for exactly this connection.  With via_boot it goes

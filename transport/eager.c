@@ -232,6 +232,17 @@ void loom_eager_rail_failed(loom_peer_t *peer, int rail)
     }
 }
 
+/* A rail of the peer is back in use: our messages may take a ring again
+ * (one is asked for on the rail that carries them). */
+void loom_eager_rail_back(loom_peer_t *peer)
+{
+    if (peer->eager.tx.disabled) {
+        loom_log(peer->engine, LOOM_LOG_INFO, "eager ring to peer %#llx on again: a rail "
+                 "came back", (unsigned long long)peer->name);
+        peer->eager.tx.disabled = false;
+    }
+}
+
 /* Go down: to the phase the last window's messages needed (idle), or one
  * phase (memory budget). */
 static void loom_eager_shrink_idle(loom_peer_t *peer, uint64_t now)

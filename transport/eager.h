@@ -147,6 +147,7 @@ void   loom_eager_fini(struct loom_engine *engine);
 void   loom_eager_peer_init(struct loom_peer *peer);
 void   loom_eager_peer_fini(struct loom_peer *peer);
 void   loom_eager_rail_failed(struct loom_peer *peer, int rail);
+void   loom_eager_rail_back(struct loom_peer *peer);
 int    loom_eager_progress(struct loom_engine *engine);
 void   loom_eager_activate(struct loom_peer *peer);
 bool   loom_eager_rail_ok(const struct loom_engine *engine, int rail);

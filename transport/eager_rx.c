@@ -247,7 +247,8 @@ static bool loom_eager_rx_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_
 void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
                       const void *payload, size_t length)
 {
-    loom_peer_t *peer = loom_peer_lookup(engine, loom_from_le64(hdr->sender));
+    uint64_t sender = loom_from_le64(hdr->sender);
+    loom_peer_t *peer = loom_peer_lookup(engine, sender);
     uint32_t seq = loom_from_le32(hdr->seq);
     bool ack_now = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_ACK_REQ);
     int order;
@@ -256,12 +257,14 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         return; /* connected to its sender, then delivered, from progress */
     }
     if (NULL == peer) {
-        /* no way to reach it: it cannot have a ring here, nor send again */
-        loom_eager_up(engine, rail, loom_from_le64(hdr->sender), hdr->hdr.tag, payload,
-                      length);
+        /* nothing to order it against: handed up, it would pass for a message
+         * of whatever process it names inside */
+        loom_msg_refuse(engine, rail, sender, "the process is not connected");
         return;
     }
-    loom_msg_conn_check(peer, hdr->conn, hdr->seq);
+    if (!loom_msg_conn_check(peer, rail, hdr, length)) {
+        return;
+    }
     peer->msg.rx_kept = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_KEPT);
     loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
     loom_msg_acked(peer, hdr->ack);
@@ -275,7 +278,9 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         return;
     }
     if (order > 0) {
-        if (!loom_eager_rx_hold(peer, rail, seq, hdr->hdr.tag, payload, length)) {
+        if (!loom_msg_in_window(peer, seq)) {
+            loom_msg_over_limit(engine, rail, sender, "a message too far ahead of order");
+        } else if (!loom_eager_rx_hold(peer, rail, seq, hdr->hdr.tag, payload, length)) {
             loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping message %u of peer "
                      "%#llx until the ones before it came; dropped, it will be sent again "
                      "only if its rail fails", seq, (unsigned long long)peer->name);
@@ -344,6 +349,12 @@ static const char *loom_eager_req_check(loom_peer_t *peer, int rail,
     }
     if (!loom_eager_rail_ok(engine, rail)) {
         return "eager rings are off on this rail here";
+    }
+    /* the memory is ours: no more than our own eager_slot_* allow */
+    if (req->phase > engine->config.eager_phase_count ||
+        size != engine->config.eager_phases[req->phase - 1].slot_size ||
+        count != engine->config.eager_phases[req->phase - 1].slot_count) {
+        return "ring other than our own phase of that number";
     }
     return NULL;
 }

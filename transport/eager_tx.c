@@ -375,20 +375,46 @@ static void loom_eager_tx_give_up(loom_peer_t *peer, int level, const char *why)
     loom_eager_tx_drop(peer);
 }
 
-/* Poll the box for the ack of our request; give up after the timeout. */
+/* Both flags of the ack of our request arrived: copy it out of the box,
+ * which the peer can write at any time, and trust only the copy (its flags
+ * checked again there), never the box after the check. */
+static bool loom_eager_ack_take(const loom_eager_tx_t *tx, size_t bytes, uint32_t want,
+                                uint8_t *copy)
+{
+    const volatile uint32_t *head = (const volatile uint32_t *)tx->box->mem;
+    loom_wire_eager_ack_t ack;
+    uint32_t tail;
+
+    if (*head != want) {
+        return false;
+    }
+    memcpy(&tail, tx->box->mem + bytes - sizeof(tail), sizeof(tail));
+    if (tail != want) {
+        return false; /* head arrived, tail not yet: a partly written ack */
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    memcpy(copy, tx->box->mem, bytes);
+    memcpy(&ack, copy, sizeof(ack));
+    memcpy(&tail, copy + bytes - sizeof(tail), sizeof(tail));
+    return ack.head == want && tail == want;
+}
+
+/* Poll the box for the ack of our request; give up after the timeout,
+ * also when only part of an ack came. */
 void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_tx_t *tx = &peer->eager.tx;
-    const volatile loom_wire_eager_ack_t *vack = (const void *)tx->box->mem;
-    const loom_wire_eager_ack_t *ack = (const void *)tx->box->mem;
+    uint64_t copy[LOOM_OP_MSG_MAX / sizeof(uint64_t)]; /* aligned for the ack's fields */
+    const loom_wire_eager_ack_t *ack = (const void *)copy;
     const loom_wire_key_t *key = NULL;
-    uint32_t want = loom_le32(tx->req_seq), tail;
-    size_t key_len;
+    uint32_t want = loom_le32(tx->req_seq);
+    /* the key size is the same in every process of the job */
+    size_t bytes = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
     const char *why;
     int rc;
 
-    if (vack->head != want) {
+    if (bytes > sizeof(copy) || !loom_eager_ack_take(tx, bytes, want, (uint8_t *)copy)) {
         if (tx->pending && now - tx->req_time >
             (uint64_t)engine->config.eager_ack_timeout_ms * 1000000ull) {
             ++engine->eager.stats.ack_timeouts;
@@ -398,12 +424,6 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
         }
         return;
     }
-    key_len = loom_key_size(engine); /* the same in every process of the job */
-    memcpy(&tail, tx->box->mem + LOOM_WIRE_ACK_BYTES(key_len) - sizeof(tail), sizeof(tail));
-    if (tail != want) {
-        return; /* head arrived, tail not yet: a partly written ack */
-    }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (!tx->pending) {
         /* a late ack after we gave up: it carries the peer's state, but we
          * already send by AM; tell it to drop the ring */

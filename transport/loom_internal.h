@@ -85,6 +85,13 @@ typedef struct loom_msg_state {
     bool              ack_owed;    /* on engine->acks_owed (msg_ack.c) */
     uint32_t          owed_mark;   /* rx_seq at the last idle-ack sweep */
     ucs_list_link_t   owed_link;
+    uint8_t           reply_flags; /* answers owed (LOOM_WIRE_FLAG_*_REPLY): one
+                                      MSG_ACK carries them all, stamped as it leaves */
+    bool              conn_asking; /* a CONN_ASK waits to leave */
+    uint32_t          new_conn;    /* another connection the peer's name showed, ... */
+    struct loom_msg_copy *new_head; /* ... its messages kept until the peer says it */
+    struct loom_msg_copy *new_tail; /* is its own (loom_msg_conn_check) */
+    unsigned          new_count;
 } loom_msg_state_t;
 
 /* What a rail has to send from progress to come back (rejoin.c). */
@@ -147,7 +154,13 @@ struct loom_peer {
     loom_msg_state_t msg;         /* message order, acks, re-sending */
     void            *addr_blob;   /* its address, for fresh endpoints */
     size_t           addr_blob_len;
+    unsigned         refusals;    /* answers to refused requests waiting to leave */
 };
+
+/* Messages of processes not connected yet, kept until we connected. */
+#define LOOM_STRANGERS_MAX 1024
+/* Refusals of a peer's requests waiting to leave, per peer. */
+#define LOOM_REFUSALS_MAX 256
 
 /* CONNECT messages that arrived before we connected to their sender. */
 #define LOOM_EARLY_CONNECTS_MAX 4096
@@ -229,8 +242,9 @@ struct loom_engine {
     ucs_list_link_t      acks_owed;    /* peers owed an acknowledgement */
     unsigned             idle_ack_tick;
     uint64_t             next_idle_acks;
-    struct loom_msg_stranger *strangers_head; /* messages of processes not */
-    struct loom_msg_stranger *strangers_tail; /* connected yet (reliable.c) */
+    struct loom_msg_copy *strangers_head; /* messages of processes not */
+    struct loom_msg_copy *strangers_tail; /* connected yet (reliable.c) */
+    unsigned             strangers_count;
     bool                 strangers_running;
     unsigned             probes_pending; /* rail probes or answers waiting to leave */
     unsigned             closes_pending; /* failed endpoints to close (rejoin.c) */
@@ -300,6 +314,7 @@ int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
+int  loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
                            size_t length);
 loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
@@ -326,7 +341,13 @@ void loom_msg_resend_start(loom_peer_t *peer);
 bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
 bool loom_msg_resend_progress(loom_peer_t *peer);
 void loom_msg_peer_fini(loom_peer_t *peer);
-void loom_msg_conn_check(loom_peer_t *peer, uint32_t conn, uint32_t seq);
+bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+                         size_t length);
+void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
+void loom_msg_conn_ask(loom_peer_t *peer, int rail);
+void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
+void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what);
+bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);
 void loom_msg_watch(loom_engine_t *engine);
 void loom_msg_idle_acks(loom_engine_t *engine);
 void loom_msg_owed_forget(loom_peer_t *peer);

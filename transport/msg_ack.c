@@ -25,7 +25,30 @@ static int loom_msg_ack_send(loom_peer_t *peer, int rail, uint8_t flags)
     loom_wire_hdr_fill(&ack.hdr, LOOM_WIRE_MSG_ACK, 0, sizeof(ack));
     ack.hdr.flags = flags;
     ack.sender    = loom_le64(peer->engine->config.name);
+    ack.conn      = loom_le32(peer->msg.tx_conn);
     return loom_ctrl_send(peer, rail, &ack, sizeof(ack));
+}
+
+#define LOOM_MSG_REPLY_FLAGS (LOOM_WIRE_FLAG_ACK_REPLY | LOOM_WIRE_FLAG_CONN_REPLY)
+
+/* Answer an ask of the peer, on the rail it came by: one answer waits at a
+ * time and says, as it leaves, what holds then, for every ask that came
+ * meanwhile (so a peer cannot make us queue one per ask). */
+static void loom_msg_reply(loom_peer_t *peer, int rail, uint8_t flag)
+{
+    if (0 == peer->msg.reply_flags && LOOM_OK != loom_msg_ack_send(peer, rail, flag)) {
+        return;
+    }
+    peer->msg.reply_flags |= flag;
+}
+
+/* Ask the peer which connection to us is its own (loom_msg_conn_check). */
+void loom_msg_conn_ask(loom_peer_t *peer, int rail)
+{
+    if (!peer->msg.conn_asking &&
+        LOOM_OK == loom_msg_ack_send(peer, rail, LOOM_WIRE_FLAG_CONN_ASK)) {
+        peer->msg.conn_asking = true;
+    }
 }
 
 void loom_msg_ack_soon(loom_peer_t *peer)
@@ -113,6 +136,13 @@ void loom_msg_ack_stamp(loom_peer_t *peer, void *wire)
     ack->ack             = loom_le32(peer->msg.rx_seq);
     peer->msg.acked      = peer->msg.rx_seq;
     peer->msg.ack_queued = false;
+    if (ack->hdr.flags & LOOM_MSG_REPLY_FLAGS) {
+        ack->hdr.flags        = peer->msg.reply_flags;
+        peer->msg.reply_flags = 0;
+    }
+    if (ack->hdr.flags & LOOM_WIRE_FLAG_CONN_ASK) {
+        peer->msg.conn_asking = false;
+    }
 }
 
 /*
@@ -210,9 +240,18 @@ ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned fl
     if (NULL == peer) {
         return UCS_OK;
     }
+    if (ack.hdr.flags & LOOM_WIRE_FLAG_CONN_REPLY) {
+        loom_msg_conn_reply(peer, rail->index, ack.conn);
+    }
+    if (ack.conn != loom_le32(peer->msg.rx_conn) && 0 != peer->msg.rx_conn) {
+        return UCS_OK; /* of another connection of the peer: its ack is not for ours */
+    }
     loom_msg_acked(peer, ack.ack);
     if (ack.hdr.flags & LOOM_WIRE_FLAG_ACK_ASK) {
-        (void)loom_msg_ack_send(peer, rail->index, LOOM_WIRE_FLAG_ACK_REPLY);
+        loom_msg_reply(peer, rail->index, LOOM_WIRE_FLAG_ACK_REPLY);
+    }
+    if (ack.hdr.flags & LOOM_WIRE_FLAG_CONN_ASK) {
+        loom_msg_reply(peer, rail->index, LOOM_WIRE_FLAG_CONN_REPLY);
     }
     if (ack.hdr.flags & LOOM_WIRE_FLAG_ACK_REPLY) {
         loom_msg_watch_reply(peer, loom_from_le32(ack.ack));

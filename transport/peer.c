@@ -608,6 +608,13 @@ static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *con
         return;
     }
     prail = &peer->rails[index];
+    if (prail->failed) {
+        /* late, or not the peer's: a failed rail is not connected again this way */
+        ++peer->engine->rails[index].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_INFO, "refused a connect message from peer %#llx "
+                 "for rail %d: the rail failed", (unsigned long long)peer->name, index);
+        return;
+    }
     if (loom_from_le16(conn->dev_addr_len) != peer->engine->rails[index].attr.device_addr_len ||
         loom_from_le16(conn->ep_addr_len) != peer->engine->rails[index].attr.ep_addr_len ||
         loom_from_le32(conn->sender_epoch) != peer->epoch) {

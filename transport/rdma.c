@@ -208,7 +208,7 @@ static void loom_rdma_account(loom_op_t *op)
  * process to notify: on another rail it could wait behind bulk data in a
  * TCP stream and hold up the completion of this rail's chunks. */
 static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
-                                uint64_t request_id, uint64_t length, int rc)
+                                uint64_t request_id, uint64_t length, int rc, bool refusal)
 {
     loom_peer_t *notify = loom_peer_lookup(engine, notify_name);
     loom_wire_push_done_t done;
@@ -228,7 +228,11 @@ static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int
     if (rail < 0 || !notify->rails[rail].usable) {
         rail = notify->am_rail;
     }
-    (void)loom_ctrl_send(notify, rail, &done, sizeof(done));
+    if (!refusal) {
+        (void)loom_ctrl_send(notify, rail, &done, sizeof(done)); /* one per serve op */
+    } else if (LOOM_ERR_AGAIN == loom_ctrl_send_refusal(notify, rail, &done, sizeof(done))) {
+        loom_msg_over_limit(engine, rail, notify_name, "the refusal of a push request");
+    }
 }
 
 void loom_rdma_complete(loom_op_t *op, int rc)
@@ -239,7 +243,8 @@ void loom_rdma_complete(loom_op_t *op, int rc)
             loom_rdma_account(op);
         }
         if (LOOM_OP_SERVE == op->kind) {
-            loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc);
+            loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc,
+                                false);
         }
     }
     loom_op_finish(op, rc);
@@ -325,7 +330,8 @@ static void loom_serve_notify_early(loom_op_t *op)
         UCS_OK != uct_ep_fence(op->peer->rails[op->rail].ep, 0)) {
         return;
     }
-    loom_push_done_send(notify->engine, op->notify, op->rail, op->id, op->length, LOOM_OK);
+    loom_push_done_send(notify->engine, op->notify, op->rail, op->id, op->length, LOOM_OK,
+                        false);
     loom_rdma_account(op); /* counted when reported, as in every other case */
     op->done_sent = true;
 }
@@ -553,15 +559,16 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
                                loom_from_le32(req.src_epoch), loom_from_le64(req.src_addr),
                                loom_from_le64(req.length), &region);
     }
-    if (LOOM_OK == rc && loom_from_le64(req.length) > rail->info.put_max) {
-        rc = LOOM_ERR_INVALID;
-    }
     /* A requester reading into its own memory is served on the rail its
      * request came by: a striped get spreads its pushes over the rails. */
     dest_rail = (NULL == dest) ? 0
               : (dest->name == loom_from_le64(req.requester) &&
                  dest->rails[rail->index].usable) ? rail->index
               : loom_peer_rdma_rail(dest);
+    /* the rail that will carry it, not the one the request came by */
+    if (LOOM_OK == rc && loom_from_le64(req.length) > engine->rails[dest_rail].info.put_max) {
+        rc = LOOM_ERR_INVALID;
+    }
     if (LOOM_OK == rc) {
         rc = loom_key_rkey(engine, dst_key, dest_rail, &rkey);
     }
@@ -571,14 +578,14 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
                  "%#llx: %s", (unsigned long long)loom_from_le64(req.length),
                  (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
         loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id),
-                            0, rc);
+                            0, rc, true);
         return UCS_OK;
     }
     op = loom_op_alloc_ctrl(engine);
     if (NULL == op) {
         uct_rkey_release(engine->rails[dest_rail].component, &rkey);
         loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id), 0,
-                            LOOM_ERR_NOMEM);
+                            LOOM_ERR_NOMEM, true);
         return UCS_OK;
     }
     loom_op_start(dest, op, LOOM_OP_SERVE, LOOM_STAGE_ISSUE);

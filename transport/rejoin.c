@@ -203,6 +203,7 @@ static void loom_rejoin_use(loom_peer_t *peer, int index)
              rail->info.tl_name, rail->info.dev_name, (unsigned long long)peer->name,
              prail->rail_epoch);
     loom_peer_choose_am_rail(peer);
+    loom_eager_rail_back(peer);
     if (none_left) {
         loom_msg_resend_start(peer); /* every rail had failed: send again what was not acked */
     }

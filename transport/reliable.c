@@ -103,31 +103,193 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
     }
 }
 
+/* A message of a process not connected, or of a connection not its own:
+ * nothing can order it, so it is never handed up. */
+void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why)
+{
+    loom_rail_t *r = &engine->rails[rail];
+
+    ++r->stats.refused;
+    loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: dropped a message of process %#llx: %s",
+             r->info.tl_name, r->info.dev_name, (unsigned long long)sender, why);
+}
+
+/* A peer made us reach a bound on what it can make us hold: drop, count, and
+ * say so at a verbose level (a peer that keeps to the protocol never does). */
+void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what)
+{
+    loom_rail_t *r = &engine->rails[rail];
+
+    ++r->stats.over_limit;
+    loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: dropped %s of process %#llx: over the "
+             "limit", r->info.tl_name, r->info.dev_name, what, (unsigned long long)sender);
+}
+
+/*
+ * How far after the next message expected one may be: a sender that keeps
+ * its messages has at most msg_window not acknowledged; one that keeps none
+ * can be ahead only by the ring messages it wrote before (AMs and ring
+ * writes share the connection of a rail), unless messages to one peer are
+ * spread over several rails with none kept (msg_window 0): then by what a
+ * rail can lag, LOOM_MSG_AHEAD_UNKEPT.  Further is no peer of ours: dropped,
+ * which is safe since a sender that keeps them sends again what is not
+ * acknowledged.
+ */
+#define LOOM_MSG_AHEAD_UNKEPT 4096u
+
+static uint32_t loom_msg_ahead_max(const loom_peer_t *peer)
+{
+    unsigned window = peer->engine->config.msg_window;
+
+    return (window ? window : LOOM_MSG_AHEAD_UNKEPT) + peer->eager.rx.mem.slot_count + 1;
+}
+
+bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq)
+{
+    return seq - peer->msg.rx_seq <= loom_msg_ahead_max(peer);
+}
+
+/* A copy of a received message (loom_wire_send_t and payload) on a list. */
+typedef struct loom_msg_copy {
+    struct loom_msg_copy *next;
+    int      rail;
+    size_t   length;
+    uint8_t  data[];
+} loom_msg_copy_t;
+
+static bool loom_msg_copy_add(loom_msg_copy_t **head, loom_msg_copy_t **tail, int rail,
+                              const void *msg, size_t length)
+{
+    loom_msg_copy_t *copy = malloc(sizeof(*copy) + length);
+
+    if (NULL == copy) {
+        return false;
+    }
+    copy->next   = NULL;
+    copy->rail   = rail;
+    copy->length = length;
+    memcpy(copy->data, msg, length);
+    if (NULL == *tail) {
+        *head = copy;
+    } else {
+        (*tail)->next = copy;
+    }
+    *tail = copy;
+    return true;
+}
+
+static void loom_msg_copies_free(loom_msg_copy_t **head, loom_msg_copy_t **tail)
+{
+    loom_msg_copy_t *copy;
+
+    while (NULL != (copy = *head)) {
+        *head = copy->next;
+        free(copy);
+    }
+    *tail = NULL;
+}
+
+/* Hand each copy to the AM path again, in order, and free it. */
+static unsigned loom_msg_copies_replay(loom_engine_t *engine, loom_msg_copy_t *list)
+{
+    const loom_wire_send_t *hdr;
+    loom_msg_copy_t *copy;
+    unsigned count = 0;
+
+    while (NULL != (copy = list)) {
+        list = copy->next;
+        hdr  = (const loom_wire_send_t *)copy->data;
+        loom_eager_rx_am(engine, copy->rail, hdr, hdr + 1, copy->length - sizeof(*hdr));
+        free(copy);
+        ++count;
+    }
+    return count;
+}
+
+static void loom_msg_new_conn_drop(loom_peer_t *peer)
+{
+    loom_msg_state_t *msg = &peer->msg;
+
+    loom_msg_copies_free(&msg->new_head, &msg->new_tail);
+    msg->new_count = 0;
+    msg->new_conn  = 0;
+}
+
 /*
  * An AM names the sender's connection to us.  The first one counts from 0,
  * as ours does (its first messages may have come by ring, which names no
- * connection).  Another one (the sender connected to us again after a
- * disconnect) counts from the message that shows it: what was kept of the
- * earlier connection can never be delivered.
+ * connection).  Another one is taken only if it starts with message 0 and
+ * the peer, asked, names it as its connection now (a process that
+ * disconnected and connected again): anyone can write a name and a number
+ * into one message, and the real peer's next one would then wait for ever.
+ * Until the answer, the new connection's messages are kept (as many as may
+ * be ahead of order).  True when the message is of the connection in use.
  */
-void loom_msg_conn_check(loom_peer_t *peer, uint32_t wire_conn, uint32_t wire_seq)
+bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+                         size_t length)
 {
     loom_msg_state_t *msg = &peer->msg;
-    uint32_t conn = loom_from_le32(wire_conn);
+    uint32_t conn = loom_from_le32(hdr->conn), seq = loom_from_le32(hdr->seq);
 
     if (conn == msg->rx_conn) {
-        return;
+        return true;
     }
     if (0 == msg->rx_conn) {
         msg->rx_conn = conn;
+        return true;
+    }
+    if (conn != msg->new_conn) {
+        if (0 != seq) {
+            loom_msg_refuse(peer->engine, rail, peer->name, "it names a connection that "
+                            "is not the peer's and does not start there");
+            return false;
+        }
+        loom_msg_new_conn_drop(peer); /* the latest claim is the one asked about */
+        msg->new_conn = conn;
+        loom_msg_conn_ask(peer, rail);
+    }
+    if (msg->new_count >= loom_msg_ahead_max(peer)) {
+        loom_msg_over_limit(peer->engine, rail, peer->name, "a message of a connection "
+                            "not confirmed yet");
+        return false;
+    }
+    if (loom_msg_copy_add(&msg->new_head, &msg->new_tail, rail, hdr, sizeof(*hdr) + length)) {
+        ++msg->new_count;
+    }
+    return false;
+}
+
+/* The peer named its connection to us (asked by loom_msg_conn_check): take
+ * the new one if it is that, else the claim was false. */
+void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t wire_conn)
+{
+    loom_msg_state_t *msg = &peer->msg;
+    uint32_t conn = loom_from_le32(wire_conn);
+    loom_msg_copy_t *list = msg->new_head;
+    unsigned i;
+
+    if (0 == msg->new_conn || conn == msg->rx_conn) {
+        for (i = 0; i < msg->new_count; ++i) {
+            loom_msg_refuse(peer->engine, rail, peer->name, "its connection is not the "
+                            "one the peer uses");
+        }
+        loom_msg_new_conn_drop(peer);
         return;
+    }
+    if (conn != msg->new_conn) {
+        return; /* an answer about an earlier claim: the one for this one follows */
     }
     loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx connected to us again",
              (unsigned long long)peer->name);
-    loom_eager_rx_held_drop(peer);
-    msg->rx_conn = conn;
-    msg->rx_seq  = loom_from_le32(wire_seq);
-    msg->acked   = msg->rx_seq;
+    loom_eager_rx_held_drop(peer); /* what was kept of the earlier one never comes */
+    msg->rx_conn  = conn;
+    msg->rx_seq   = 0;
+    msg->acked    = 0;
+    msg->new_head = NULL;
+    msg->new_tail = NULL;
+    msg->new_count = 0;
+    msg->new_conn = 0;
+    (void)loom_msg_copies_replay(peer->engine, list);
 }
 
 /* Where a message of this sequence number stands: < 0 delivered already,
@@ -224,56 +386,47 @@ bool loom_msg_resend_progress(loom_peer_t *peer)
  * peer when it first sends to it): keep a copy, connect to the sender from
  * progress (endpoints cannot be created inside a UCT callback), then
  * deliver it as if it had just come.  While any wait, later messages of
- * every stranger wait behind them, in order.
+ * every stranger wait behind them, in order; at most LOOM_STRANGERS_MAX
+ * (within one progress a real peer sends a handful).  False if its sender
+ * cannot be looked for; true if it is kept, or dropped at the bound.
  */
-typedef struct loom_msg_stranger {
-    struct loom_msg_stranger *next;
-    int      rail;
-    size_t   length;
-    uint8_t  data[]; /* loom_wire_send_t and payload */
-} loom_msg_stranger_t;
-
 bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, size_t length)
 {
-    loom_msg_stranger_t *stranger;
+    const loom_wire_send_t *hdr = msg;
 
     if (NULL == engine->config.peer_find_cb || engine->strangers_running) {
         return false;
     }
-    stranger = malloc(sizeof(*stranger) + length);
-    if (NULL == stranger) {
+    if (engine->strangers_count >= LOOM_STRANGERS_MAX) {
+        loom_msg_over_limit(engine, rail, loom_from_le64(hdr->sender),
+                            "a message of a process not connected");
+        return true;
+    }
+    if (!loom_msg_copy_add(&engine->strangers_head, &engine->strangers_tail, rail, msg,
+                           length)) {
         return false;
     }
-    stranger->next   = NULL;
-    stranger->rail   = rail;
-    stranger->length = length;
-    memcpy(stranger->data, msg, length);
-    if (NULL == engine->strangers_tail) {
-        engine->strangers_head = stranger;
-    } else {
-        engine->strangers_tail->next = stranger;
-    }
-    engine->strangers_tail = stranger;
+    ++engine->strangers_count;
     return true;
 }
 
 int loom_msg_strangers_progress(loom_engine_t *engine)
 {
-    loom_msg_stranger_t *stranger;
+    loom_msg_copy_t *copy;
     const loom_wire_send_t *hdr;
     int count = 0;
 
     engine->strangers_running = true;
-    while (NULL != (stranger = engine->strangers_head)) {
-        engine->strangers_head = stranger->next;
+    while (NULL != (copy = engine->strangers_head)) {
+        engine->strangers_head = copy->next;
         if (NULL == engine->strangers_head) {
             engine->strangers_tail = NULL;
         }
-        hdr = (const loom_wire_send_t *)stranger->data;
+        --engine->strangers_count;
+        hdr = (const loom_wire_send_t *)copy->data;
         (void)loom_peer_of_message(engine, loom_from_le64(hdr->sender));
-        loom_eager_rx_am(engine, stranger->rail, hdr, hdr + 1, stranger->length - sizeof(*hdr));
-        free(stranger);
-        ++count;
+        copy->next = NULL;
+        count += (int)loom_msg_copies_replay(engine, copy);
     }
     engine->strangers_running = false;
     return count;
@@ -281,13 +434,8 @@ int loom_msg_strangers_progress(loom_engine_t *engine)
 
 void loom_msg_strangers_free(loom_engine_t *engine)
 {
-    loom_msg_stranger_t *stranger;
-
-    while (NULL != (stranger = engine->strangers_head)) {
-        engine->strangers_head = stranger->next;
-        free(stranger);
-    }
-    engine->strangers_tail = NULL;
+    loom_msg_copies_free(&engine->strangers_head, &engine->strangers_tail);
+    engine->strangers_count = 0;
 }
 
 void loom_msg_peer_fini(loom_peer_t *peer)
@@ -302,5 +450,6 @@ void loom_msg_peer_fini(loom_peer_t *peer)
     peer->msg.log_tail  = NULL;
     peer->msg.log_count = 0;
     peer->msg.resending = false;
+    loom_msg_new_conn_drop(peer);
     loom_msg_owed_forget(peer);
 }

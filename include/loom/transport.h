@@ -61,6 +61,8 @@ typedef struct loom_rail_stats {
                                      dropped */
     unsigned long closings;       /* endpoints to a peer that said goodbye or that we
                                      disconnect, closed on an error: no failure */
+    unsigned long over_limit;     /* messages, requests and answers dropped at a bound
+                                     on what a peer can make this process hold */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */

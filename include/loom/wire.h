@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 4
+#define LOOM_WIRE_VERSION 5
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -49,6 +49,10 @@ typedef struct loom_wire_hdr {
 #define LOOM_WIRE_FLAG_ACK_ASK   0x2u
 /* LOOM_WIRE_MSG_ACK: the answer to LOOM_WIRE_FLAG_ACK_ASK. */
 #define LOOM_WIRE_FLAG_ACK_REPLY 0x4u
+/* LOOM_WIRE_MSG_ACK: a message named a connection of the sender other than
+ * the one we know: which is yours now?  Answered with CONN_REPLY (its conn). */
+#define LOOM_WIRE_FLAG_CONN_ASK   0x10u
+#define LOOM_WIRE_FLAG_CONN_REPLY 0x20u
 
 /*
  * Upper-layer message sent as an active message.  Every upper-layer message
@@ -76,7 +80,8 @@ typedef struct loom_wire_msg_ack {
     loom_wire_hdr_t hdr;
     uint64_t sender;
     uint32_t ack;         /* as in loom_wire_send_t */
-    uint32_t reserved;
+    uint32_t conn;        /* the sender's connection to the receiver (as in
+                             loom_wire_send_t) */
 } loom_wire_msg_ack_t;
 
 /*

@@ -6,6 +6,7 @@
  * wait bounded.
  */
 #include "unit_harness.h"
+#include "loom_internal.h" /* a crafted CONNECT and the rail state */
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,43 @@ static void exchange(unit_ctx_t *ctx)
     free(expect);
 }
 
+/* The child takes the rail out of use; the parent then sends a CONNECT for
+ * it that says "connected" (late, or from someone else): the rail stays
+ * failed. */
+static void late_connect(unit_ctx_t *ctx)
+{
+    loom_rail_t *rail = &ctx->engine->rails[0];
+    uint8_t msg[LOOM_OP_MSG_MAX];
+    loom_wire_connect_t conn;
+    size_t length = sizeof(conn) + rail->attr.device_addr_len + rail->attr.ep_addr_len;
+    unsigned long refused = rail->stats.refused;
+
+    ctx->log_quiet = true;
+    if (!ctx->is_parent) {
+        loom_peer_fail_rail(ctx->peer, 0, UCS_ERR_CONNECTION_RESET);
+        unit_barrier(ctx);
+        UNIT_WAIT(ctx, rail->stats.refused > refused);
+        unit_progress_for(ctx, 0.1);
+        CHECK(ctx->peer->rails[0].failed);
+        CHECK(!ctx->peer->rails[0].usable);
+        unit_barrier(ctx);
+        return;
+    }
+    unit_barrier(ctx);
+    memset(msg, 0, sizeof(msg));
+    memset(&conn, 0, sizeof(conn));
+    loom_wire_hdr_fill(&conn.hdr, LOOM_WIRE_CONNECT, 0, length);
+    conn.sender       = loom_le64(ctx->name);
+    conn.sender_epoch = loom_le32(loom_engine_epoch(ctx->engine));
+    conn.connected    = 1;
+    conn.dev_addr_len = loom_le16((uint16_t)rail->attr.device_addr_len);
+    conn.ep_addr_len  = loom_le16((uint16_t)rail->attr.ep_addr_len);
+    memcpy(msg, &conn, sizeof(conn));
+    CHECK_RC(loom_connect_msg_send(ctx->peer, 0, true, msg, length), LOOM_OK);
+    UNIT_WAIT(ctx, 0 == loom_peer_outstanding(ctx->peer));
+    unit_barrier(ctx);
+}
+
 static void body(unit_ctx_t *ctx)
 {
     const loom_rail_info_t *info = loom_engine_rail_info(ctx->engine, 0);
@@ -94,6 +132,7 @@ static void body(unit_ctx_t *ctx)
     CHECK_MSG(LOOM_OK == ctx->connect_rc, "connect-to-ep peer connection failed: %d (%s)",
               ctx->connect_rc, loom_strerror(ctx->connect_rc));
     exchange(ctx);
+    late_connect(ctx);
 }
 
 int main(void)

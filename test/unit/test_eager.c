@@ -284,6 +284,35 @@ static void timeout_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* Only the head flag of an ack lands (the rest never does): the request
+ * times out all the same. */
+static void halfack_parent(unit_ctx_t *ctx)
+{
+    loom_eager_tx_t *tx = &ctx->peer->eager.tx;
+    uint32_t head;
+
+    opt_paced = false;
+    send_msgs(ctx, 6, 0, 4);
+    unit_wait_other_holds(ctx);
+    send_msgs(ctx, 6, 4, 5);
+    CHECK(tx->pending);
+    head = loom_le32(tx->req_seq);
+    memcpy(tx->box->mem, &head, sizeof(head));
+    unit_progress_for(ctx, 0.6);  /* past the 300 ms ack timeout */
+    CHECK_UEQ(stats(ctx)->ack_timeouts, 1);
+    CHECK(!tx->pending);
+    CHECK_EQ(loom_eager_tx_phase(ctx->peer), 0);
+    send_msgs(ctx, 6, 9, 11);
+    unit_send_u64(ctx, 1);
+    UNIT_WAIT(ctx, NULL == tx->box && !tx->pending);
+    unit_barrier(ctx);
+    CHECK_RC(loom_eager_request(ctx->peer, 1), LOOM_OK);
+    wait_tx_phase(ctx, 1);
+    opt_paced = true;
+    send_msgs(ctx, 6, 20, 3);
+    unit_barrier(ctx);
+}
+
 /* ---- malformed and stale requests ------------------------------------------------------ */
 
 typedef struct bad_req {
@@ -300,6 +329,7 @@ static const bad_req_t bad_reqs[] = {
     {"key length field wrong", "malformed box key"},
     {"box outside its region", "box outside the region"},
     {"unknown sender", "not connected"},
+    {"ring of another geometry than our phase 2", "other than our own phase"},
 };
 #define BAD_COUNT (sizeof(bad_reqs) / sizeof(bad_reqs[0]))
 
@@ -330,6 +360,7 @@ static void send_bad_req(unit_ctx_t *ctx, unsigned which, loom_eager_box_t *box)
     case 5: req.key_length = (uint32_t)key_len - 4; break;
     case 6: req.box_addr = key.base + key.length - 8; break;
     case 7: req.sender = 0x7777; break;
+    case 8: req.slot_size = 8192; break; /* 64 KiB: in range, but not our phase 2 */
     }
     memcpy(msg + sizeof(req), &key, sizeof(key));
     loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_EAGER_REQ, 0, length);
@@ -519,6 +550,7 @@ int main(int argc, char **argv)
     rc |= RUN("test_eager inflight", &options, inflight_parent, inflight_child);
     rc |= RUN("test_eager shrink-grow", &options, shrink_grow_parent, shrink_grow_child);
     rc |= RUN("test_eager timeout", &options, timeout_parent, timeout_child);
+    rc |= RUN("test_eager halfack", &options, halfack_parent, timeout_child);
     rc |= RUN("test_eager malformed", &options, malformed_parent, malformed_child);
     opt_idle_ms = 200;
     rc |= RUN("test_eager idle", &options, idle_parent, idle_child);
