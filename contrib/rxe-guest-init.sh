@@ -36,7 +36,7 @@ export UCX_UD_ETH_DGID_CHECK=n
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export LOOM_IN_GUEST=1
 cd "$(cat "$run/cwd")" || exit 1
-timeout "$(cat "$run/timeout")" bash "$run/cmd"
+LOOM_GUEST_BUDGET=$(cat "$run/timeout") timeout "$(cat "$run/timeout")" bash "$run/cmd"
 rc=$?
 echo "$rc" >"$run/rc"
 echo "LOOM-GUEST-RESULT: exit status $rc"
