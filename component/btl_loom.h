@@ -35,6 +35,7 @@ typedef struct mca_btl_loom_component_t {
     bool  force_connect_to_ep;/* btl_loom_connect_to_ep */
     int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
+    bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
     int   stripe_depth;       /* btl_loom_stripe_depth */

@@ -179,6 +179,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.force_connect_to_ep = mca_btl_loom_component.force_connect_to_ep;
     config.tcp_seg_size        = (size_t)mca_btl_loom_component.tcp_seg_size;
     config.tcp_keepalive_s     = (unsigned)mca_btl_loom_component.tcp_keepalive;
+    config.trust_network       = mca_btl_loom_component.tcp_trust_network;
     config.stripe_threshold    = (size_t)mca_btl_loom_component.stripe_threshold;
     config.stripe_chunk        = (size_t)mca_btl_loom_component.stripe_chunk;
     config.stripe_depth        = (unsigned)mca_btl_loom_component.stripe_depth;

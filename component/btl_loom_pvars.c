@@ -45,6 +45,10 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      offsetof(loom_rail_stats_t, failures)},
     {"bad_tags", "Messages with a tag past Open MPI's table of active-message tags, "
      "dropped", offsetof(loom_rail_stats_t, bad_tags)},
+    {"writes_refused", "Segments of remote writes refused here by loom's check (rails "
+     "without memory protection: region gone, stale epoch, out of range, no remote write "
+     "access, or a failed connection's late write): their bytes were not placed",
+     offsetof(loom_rail_stats_t, writes_refused)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -240,6 +240,8 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->rkey_valid = false;
     op->done_sent  = false;
     op->on_wire    = false;
+    op->write_id   = 0;
+    op->sent       = 0;
     peer->owed    += loom_op_owed(op);
     ++peer->outstanding;
     ++peer->engine->outstanding;
