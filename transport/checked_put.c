@@ -84,6 +84,7 @@ int loom_checked_put_advance(loom_op_t *op)
     loom_peer_rail_t *prail = &op->peer->rails[op->rail];
     size_t seg_max = engine->rails[op->rail].checked_seg, length;
     loom_wire_put_t hdr;
+    uint8_t notify;
     int rc;
 
     if (LOOM_STAGE_ISSUE == op->stage) {
@@ -98,6 +99,8 @@ int loom_checked_put_advance(loom_op_t *op)
     } else if (op->rail_epoch != prail->rail_epoch) {
         return LOOM_ERR_UNREACH; /* its connection is gone: the rest would be refused */
     }
+    notify = (LOOM_OP_SERVE == op->kind && op->notify == op->peer->name) ?
+             LOOM_WIRE_FLAG_NOTIFY : 0;
     memset(&hdr, 0, sizeof(hdr));
     hdr.sender       = loom_le64(engine->config.name);
     hdr.write_id     = loom_le64(op->write_id);
@@ -113,7 +116,7 @@ int loom_checked_put_advance(loom_op_t *op)
             length = seg_max;
         }
         loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_PUT, 0, sizeof(hdr) + length);
-        hdr.hdr.flags = (op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0;
+        hdr.hdr.flags = notify | ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
         hdr.offset    = loom_le64((uint64_t)op->sent);
         rc = loom_put_segment(op, &hdr, length);
         if (LOOM_OK != rc) {
@@ -134,6 +137,22 @@ void loom_checked_put_forget(loom_op_t *op)
     }
 }
 
+/* Our push request the write answers: waiting, to that peer, for exactly
+ * that range. */
+static loom_op_t *loom_checked_put_request(loom_engine_t *engine, loom_peer_t *peer,
+                                           const loom_wire_put_t *put)
+{
+    uint64_t request_id = loom_from_le64(put->request_id);
+    loom_op_t *req = (0 == request_id) ? NULL : loom_hash_get(&engine->requests, request_id);
+
+    if (NULL != req && LOOM_OP_PUSH_REQ == req->kind && LOOM_STAGE_WAIT == req->stage &&
+        req->peer == peer && (uint64_t)(uintptr_t)req->local == loom_from_le64(put->addr) &&
+        req->length == loom_from_le64(put->length)) {
+        return req;
+    }
+    return NULL;
+}
+
 /* May a write of the sender's land in [addr, addr+length) here?  The
  * protection table is the region table; a push destination needs no remote
  * write access when it is exactly what one of our waiting requests asked. */
@@ -142,23 +161,21 @@ static int loom_checked_put_allowed(loom_rail_t *rail, loom_peer_t *peer,
 {
     loom_engine_t *engine = rail->engine;
     uint64_t addr = loom_from_le64(put->addr), length = loom_from_le64(put->length);
-    uint64_t request_id = loom_from_le64(put->request_id);
     loom_region_t *region;
-    loom_op_t *req;
     int rc;
 
-    if (loom_from_le32(put->rail_epoch) != peer->rails[rail->index].rail_epoch) {
-        return LOOM_ERR_STALE_KEY; /* a late write of an earlier connection */
+    if (peer->rails[rail->index].failed ||
+        loom_from_le32(put->rail_epoch) != peer->rails[rail->index].rail_epoch) {
+        /* a late write of a connection out of use: its writer fails it with
+         * the rail, an answer would race with that */
+        return LOOM_ERR_UNREACH;
     }
     rc = loom_region_check(engine, loom_from_le64(put->region_id),
                            loom_from_le32(put->region_epoch), addr, length, &region);
     if (LOOM_OK != rc || (region->access & LOOM_ACCESS_REMOTE_WRITE)) {
         return rc;
     }
-    req = (0 == request_id) ? NULL : loom_hash_get(&engine->requests, request_id);
-    if (NULL != req && LOOM_OP_PUSH_REQ == req->kind && LOOM_STAGE_WAIT == req->stage &&
-        req->peer == peer && (uint64_t)(uintptr_t)req->local == addr &&
-        req->length == length) {
+    if (NULL != loom_checked_put_request(engine, peer, put)) {
         return LOOM_OK;
     }
     return LOOM_ERR_STALE_KEY; /* registered without remote write */
@@ -200,7 +217,7 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
                  (unsigned long long)loom_from_le64(put.region_id),
                  (unsigned long long)peer->name, loom_strerror(rc));
     }
-    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST)) {
+    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc) {
         return UCS_OK;
     }
     memset(&ack, 0, sizeof(ack));
@@ -210,6 +227,14 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
     ack.status   = loom_le32(loom_rc_to_wire(rc));
     /* on the rail the data came by: behind nothing of another rail */
     (void)loom_ctrl_send(peer, rail->index, &ack, sizeof(ack));
+    if (put.hdr.flags & LOOM_WIRE_FLAG_NOTIFY) {
+        /* the data of our get is here (or refused): no PUSH_DONE follows */
+        loom_op_t *req = loom_checked_put_request(engine, peer, &put);
+
+        if (NULL != req) {
+            loom_rdma_complete(req, rc);
+        }
+    }
     return UCS_OK;
 }
 
@@ -243,6 +268,8 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
                  "at %#llx: %s", (unsigned long long)peer->name, op->length,
                  (unsigned long long)op->remote, loom_strerror(rc));
     }
+    /* the requester completed its request when it answered */
+    op->write_notified = (LOOM_OP_SERVE == op->kind && op->notify == peer->name);
     loom_wire_untrack(op);
     loom_rdma_complete(op, rc);
     return UCS_OK;

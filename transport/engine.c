@@ -239,6 +239,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->status     = LOOM_OK;
     op->rkey_valid = false;
     op->done_sent  = false;
+    op->write_notified = false;
     op->on_wire    = false;
     op->write_id   = 0;
     op->sent       = 0;

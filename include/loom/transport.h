@@ -190,6 +190,8 @@ struct loom_op {
     uct_rkey_bundle_t rkey;
     bool           rkey_valid;
     bool           done_sent;  /* serve: PUSH_DONE already sent after a fence */
+    bool           write_notified; /* serve: the requester completed its request on
+                                      our checked write itself: no PUSH_DONE */
     size_t         msg_len;
     uint8_t        tag;
     const struct iovec *iov;

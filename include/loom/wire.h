@@ -266,7 +266,8 @@ typedef struct loom_wire_push_req {
  * region_epoch, holds the range, may be written remotely (or request_id
  * names a push request of the target's that is waiting for exactly this
  * range), and rail_epoch is the target's connection of this rail to the
- * sender (a late write of a connection that failed is refused).  The
+ * sender, in use (a late write of a connection that failed is refused, and
+ * not answered: its writer fails it with the rail).  The
  * segment's bytes follow the header, for [addr + offset, addr + offset +
  * segment).  The last segment has LOOM_WIRE_FLAG_LAST and is answered with
  * a PUT_ACK: a region gone or a range refused for one segment is so for
@@ -274,6 +275,10 @@ typedef struct loom_wire_push_req {
  * write's.
  */
 #define LOOM_WIRE_FLAG_LAST      0x10u
+/* LOOM_WIRE_PUT of a push served to the process it notifies: the target
+ * completes its request when the last segment was placed (or refused), and
+ * the owner sends no PUSH_DONE once the PUT_ACK came. */
+#define LOOM_WIRE_FLAG_NOTIFY    0x20u
 
 typedef struct loom_wire_put {
     loom_wire_hdr_t hdr;
