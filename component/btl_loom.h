@@ -36,6 +36,7 @@ typedef struct mca_btl_loom_component_t {
     bool  rails_repeat;       /* btl_loom_rails_repeat */
     int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
+    bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
     int   stripe_depth;       /* btl_loom_stripe_depth */

@@ -78,6 +78,13 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment, which bounds loom's eager limit and send size (0: UCX's "
                          "default of 8 KiB; 1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
+    c->tcp_trust_network = false;
+    mca_btl_loom_param_register("tcp_trust_network",
+        "Rails whose NIC checks no memory keys (tcp) take raw puts: the target does not "
+        "check where they write (a wrong or stale address, a forged key or a late write of "
+        "a failed connection lands anyway). Off: loom checks every remote write at the "
+        "target against its registered regions before placing a byte",
+        MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->tcp_trust_network);
     c->tcp_keepalive = 20;
     mca_btl_loom_reg_int("tcp_keepalive", "On tcp rails, seconds after which a connection "
                          "with nothing to send, whose peer host stopped answering the "

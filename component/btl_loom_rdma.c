@@ -5,6 +5,25 @@
 
 #include <stdlib.h>
 
+/* Only the access the upper layer asks for (ob1: remote read for the data a
+ * peer gets, local write for the buffer of its own get, remote write for a
+ * peer's put). */
+static unsigned mca_btl_loom_access(uint32_t flags)
+{
+    unsigned access = 0;
+
+    if (flags & MCA_BTL_REG_FLAG_LOCAL_WRITE) {
+        access |= LOOM_ACCESS_LOCAL_WRITE;
+    }
+    if (flags & (MCA_BTL_REG_FLAG_REMOTE_WRITE | MCA_BTL_REG_FLAG_REMOTE_ATOMIC)) {
+        access |= LOOM_ACCESS_REMOTE_WRITE;
+    }
+    if (flags & (MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_ATOMIC)) {
+        access |= LOOM_ACCESS_REMOTE_READ;
+    }
+    return access;
+}
+
 struct mca_btl_base_registration_handle_t *
 mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
                           struct mca_btl_base_endpoint_t *endpoint, void *base, size_t size,
@@ -15,13 +34,13 @@ mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
     int rc;
 
     (void)endpoint;
-    (void)flags;
     reg = malloc(sizeof(*reg) + module->key_size);
     if (NULL == reg) {
         return NULL;
     }
     MCA_BTL_LOOM_LOCK();
-    rc = loom_mem_register(module->engine, base, size, &reg->region);
+    rc = loom_mem_register_access(module->engine, base, size, mca_btl_loom_access(flags),
+                                  &reg->region);
     if (LOOM_OK == rc) {
         rc = loom_key_pack(reg->region, reg->key, module->key_size);
         if (LOOM_OK != rc) {

@@ -32,6 +32,10 @@ typedef struct loom_rail {
     uct_md_attr_t      md_attr;
     uct_iface_attr_t   attr;
     bool               needs_reg;     /* memory must be registered on this MD */
+    bool               checked;       /* no memory protection in the NIC (no rkey):
+                                         loom checks every write (checked_put.c) */
+    bool               checked_zcopy; /* checked writes by zero-copy AM */
+    size_t             checked_seg;   /* data bytes per checked write message */
     bool               iface_reachable; /* peers can connect to our interface */
     uct_iface_h        boot_iface;    /* carries CONNECT messages: iface or wireup_iface */
     size_t             boot_iface_addr_len;
@@ -201,6 +205,7 @@ struct loom_region {
     uint64_t       id;
     void          *base;
     size_t         length;
+    unsigned       access;         /* LOOM_ACCESS_* the upper layer asked for */
     uct_mem_h      memh[LOOM_MAX_RAILS];
     uint16_t       rkey_len[LOOM_MAX_RAILS];
     uint8_t       *rkeys;          /* rail_count * rkey_stride bytes */
@@ -400,6 +405,14 @@ int  loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int 
                    uct_rkey_bundle_t *bundle);
 int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch,
                        uint64_t addr, uint64_t length, loom_region_t **region_p);
+bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length);
+
+/* checked_put.c */
+void loom_checked_rail_init(loom_rail_t *rail);
+int  loom_checked_put_advance(loom_op_t *op);
+void loom_checked_put_forget(loom_op_t *op);
+ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigned flags);
+ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* rdma.c */
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
@@ -409,6 +422,10 @@ void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
 void loom_serve_unbind(loom_op_t *op);
 void loom_serves_end(loom_region_t *region);
 void loom_serves_peer_closed(loom_peer_t *peer);
+void loom_wire_track(loom_op_t *op);
+void loom_wire_untrack(loom_op_t *op);
+int  loom_wire_to_rc(uint32_t status);
+uint32_t loom_rc_to_wire(int rc);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);

@@ -25,6 +25,8 @@ int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
         {LOOM_WIRE_MSG_ACK,   loom_msg_ack_recv},
         {LOOM_WIRE_PROBE,     loom_probe_recv},
         {LOOM_WIRE_BYE,       loom_bye_recv},
+        {LOOM_WIRE_PUT,       loom_checked_put_recv},
+        {LOOM_WIRE_PUT_ACK,   loom_put_ack_recv},
     };
     ucs_status_t status;
     size_t i;
@@ -225,6 +227,7 @@ int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h com
         return rc;
     }
     loom_rail_fill_info(rail);
+    loom_checked_rail_init(rail);
     rc = loom_rail_check_caps(rail);
     if (LOOM_OK != rc) {
         return rc;

@@ -13,7 +13,7 @@
 
 static void loom_rdma_comp(uct_completion_t *self);
 
-static int loom_wire_to_rc(uint32_t status)
+int loom_wire_to_rc(uint32_t status)
 {
     switch (status) {
     case LOOM_WIRE_OK:           return LOOM_OK;
@@ -25,7 +25,7 @@ static int loom_wire_to_rc(uint32_t status)
     }
 }
 
-static uint32_t loom_rc_to_wire(int rc)
+uint32_t loom_rc_to_wire(int rc)
 {
     switch (rc) {
     case LOOM_OK:            return LOOM_WIRE_OK;
@@ -139,9 +139,11 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
         return rc;
     }
     loom_op_start(peer, op, kind, LOOM_STAGE_ISSUE);
-    op->rail       = rail;
-    op->rkey       = rkey;
-    op->rkey_valid = true;
+    op->rail          = rail;
+    op->rkey          = rkey;
+    op->rkey_valid    = true;
+    op->remote_region = loom_from_le64(key->region_id);
+    op->remote_epoch  = key->epoch;
     return loom_op_submit(peer, op);
 }
 
@@ -156,6 +158,13 @@ static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *loc
     if (LOOM_OK != rc) {
         ++peer->engine->rails[peer->am_rail].stats.refused;
         return rc;
+    }
+    /* not given to a NIC that would write or read outside the region */
+    if (!loom_key_covers(key, remote_addr, length)) {
+        loom_log(peer->engine, LOOM_LOG_ERROR, "%s of %zu bytes at %#llx: outside the "
+                 "region of its key", (LOOM_OP_PUT == kind) ? "put" : "get", length,
+                 (unsigned long long)remote_addr);
+        return LOOM_ERR_RANGE;
     }
     if (loom_stripe_guarded(peer)) {
         return loom_stripe_start(peer, op, kind, local, local_region, remote_addr,
@@ -237,12 +246,13 @@ static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int
 
 void loom_rdma_complete(loom_op_t *op, int rc)
 {
+    loom_checked_put_forget(op); /* a late acknowledgement finds nothing */
     /* A serve that notified early was counted and reported then. */
     if (!op->done_sent) {
         if (LOOM_OK == rc) {
             loom_rdma_account(op);
         }
-        if (LOOM_OP_SERVE == op->kind) {
+        if (LOOM_OP_SERVE == op->kind && !op->write_notified) {
             loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc,
                                 false);
         }
@@ -252,7 +262,7 @@ void loom_rdma_complete(loom_op_t *op, int rc)
 
 /* The ops of a rail endpoint that wait for UCT, so that they can be failed
  * before the endpoint is destroyed (UCT would drop their completions). */
-static void loom_wire_track(loom_op_t *op)
+void loom_wire_track(loom_op_t *op)
 {
     loom_peer_rail_t *prail = &op->peer->rails[op->rail];
 
@@ -265,7 +275,7 @@ static void loom_wire_track(loom_op_t *op)
     op->on_wire     = true;
 }
 
-static void loom_wire_untrack(loom_op_t *op)
+void loom_wire_untrack(loom_op_t *op)
 {
     if (!op->on_wire) {
         return;
@@ -370,6 +380,9 @@ int loom_rdma_advance(loom_op_t *op)
     if (LOOM_OP_GET == op->kind) {
         status = uct_ep_get_zcopy(prail->ep, &uiov, 1, op->remote, op->rkey.rkey, &op->comp);
         return loom_rdma_wait_on(op, status);
+    }
+    if (op->peer->engine->rails[op->rail].checked) {
+        return loom_checked_put_advance(op); /* the target checks, then acknowledges */
     }
     /* put and serve: write, then flush for remote completion */
     if (LOOM_STAGE_ISSUE == op->stage) {
@@ -554,10 +567,17 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     if (LOOM_OK == rc && NULL == dest) {
         rc = LOOM_ERR_INVALID;
     }
+    if (LOOM_OK == rc && !loom_key_covers(dst_key, loom_from_le64(req.dst_addr),
+                                         loom_from_le64(req.length))) {
+        rc = LOOM_ERR_RANGE; /* the destination checks again where it can */
+    }
     if (LOOM_OK == rc) {
         rc = loom_region_check(engine, loom_from_le64(req.src_region_id),
                                loom_from_le32(req.src_epoch), loom_from_le64(req.src_addr),
                                loom_from_le64(req.length), &region);
+    }
+    if (LOOM_OK == rc && !(region->access & LOOM_ACCESS_REMOTE_READ)) {
+        rc = LOOM_ERR_STALE_KEY; /* registered without remote read */
     }
     /* A requester reading into its own memory is served on the rail its
      * request came by: a striped get spreads its pushes over the rails. */
@@ -598,6 +618,8 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     op->memh       = region->memh[dest_rail];
     loom_serve_bind(op, region);
     op->id         = loom_from_le64(req.request_id);
+    op->remote_region = loom_from_le64(dst_key->region_id);
+    op->remote_epoch  = dst_key->epoch;
     op->notify     = notify->name;
     /* Issued from progress, not from inside this UCT callback. */
     loom_op_queue(dest, op);
@@ -618,7 +640,7 @@ ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned 
     memcpy(&done, data, sizeof(done));
     op = loom_hash_get(&rail->engine->requests, loom_from_le64(done.request_id));
     rc = loom_wire_to_rc(loom_from_le32(done.status));
-    if (NULL == op || op->stage != LOOM_STAGE_WAIT ||
+    if (NULL == op || LOOM_OP_PUSH_REQ != op->kind || op->stage != LOOM_STAGE_WAIT ||
         op->peer->name != loom_from_le64(done.sender) ||
         (LOOM_OK == rc && loom_from_le64(done.length) != op->length)) {
         ++rail->stats.refused;

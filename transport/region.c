@@ -21,8 +21,32 @@ uint64_t loom_region_id(const loom_region_t *region)
     return region->id;
 }
 
+/* The NIC access a region needs on a rail: only what was asked for.  A
+ * get the rail emulates by push is a remote put into the getter's memory. */
+static unsigned loom_region_uct_access(const loom_rail_t *rail, unsigned access)
+{
+    unsigned flags = UCT_MD_MEM_ACCESS_LOCAL_READ | UCT_MD_MEM_ACCESS_LOCAL_WRITE;
+
+    if (access & LOOM_ACCESS_REMOTE_WRITE) {
+        flags |= UCT_MD_MEM_ACCESS_REMOTE_PUT;
+    }
+    if (access & LOOM_ACCESS_REMOTE_READ) {
+        flags |= UCT_MD_MEM_ACCESS_REMOTE_GET;
+    }
+    if ((access & LOOM_ACCESS_LOCAL_WRITE) && (!rail->info.has_get || rail->info.get_min > 1)) {
+        flags |= UCT_MD_MEM_ACCESS_REMOTE_PUT;
+    }
+    return flags;
+}
+
 int loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
                       loom_region_t **region_p)
+{
+    return loom_mem_register_access(engine, addr, length, LOOM_ACCESS_ALL, region_p);
+}
+
+int loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
+                             unsigned access, loom_region_t **region_p)
 {
     loom_region_t *region;
     ucs_status_t status;
@@ -43,6 +67,7 @@ int loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
     region->engine = engine;
     region->base   = addr;
     region->length = length;
+    region->access = access;
     for (i = 0; i < engine->rail_count; ++i) {
         loom_rail_t *rail = &engine->rails[i];
 
@@ -50,8 +75,8 @@ int loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
         if (!rail->needs_reg || 0 == length) {
             continue;
         }
-        status = uct_md_mem_reg(rail->md, addr, length, UCT_MD_MEM_ACCESS_ALL,
-                                &region->memh[i]);
+        status = uct_md_mem_reg(rail->md, addr, length,
+                                loom_region_uct_access(rail, access), &region->memh[i]);
         if (UCS_OK == status) {
             status = uct_md_mkey_pack(rail->md, region->memh[i],
                                       region->rkeys + (size_t)i * engine->rkey_stride);
@@ -174,6 +199,15 @@ int loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int r
     memcpy(rkey_buf, slot + sizeof(len), len); /* UCT may expect alignment */
     status = uct_rkey_unpack(engine->rails[rail].component, rkey_buf, bundle);
     return (UCS_OK == status) ? LOOM_OK : LOOM_ERR_STALE_KEY;
+}
+
+/* Does the key's region hold [addr, addr+length)?  Only what the key says:
+ * a cheap check before a NIC is given the address; the owner checks again. */
+bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length)
+{
+    uint64_t base = loom_from_le64(key->base), size = loom_from_le64(key->length);
+
+    return addr >= base && length <= size && addr - base <= size - length;
 }
 
 /* Owner side: is [addr, addr+length) inside a live region of this epoch? */

@@ -63,6 +63,8 @@ typedef struct loom_rail_stats {
                                      disconnect, closed on an error: no failure */
     unsigned long over_limit;     /* messages, requests and answers dropped at a bound
                                      on what a peer can make this process hold */
+    unsigned long writes_refused; /* checked write segments refused here (also in
+                                     refused): bytes that were not placed */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */
@@ -157,6 +159,8 @@ typedef struct loom_engine_config {
                                        (two tcp rails on lo) */
     bool          threads;          /* several threads call the engine, one at a
                                        time (the caller serializes them) */
+    bool          trust_network; /* rails without memory protection (tcp) take raw
+                                    puts, unchecked by the target */
     unsigned      tag_count;        /* recv_cb gets tags below this only; a message
                                        with another is dropped and counted (bad_tags);
                                        0 = every tag */
@@ -193,11 +197,18 @@ struct loom_op {
     bool           rkey_valid;
     bool           done_sent;  /* serve: PUSH_DONE already sent after a fence */
     loom_region_t *region;     /* serve: the region it reads until it ends */
+    bool           write_notified; /* serve: the requester completed its request on
+                                      our checked write itself: no PUSH_DONE */
     size_t         msg_len;
     uint8_t        tag;
     const struct iovec *iov;
     int            iovcnt;
     size_t         offset;     /* striped chunk: where in the whole transfer */
+    uint64_t       write_id;   /* checked write: our cookie, 0 if none */
+    uint64_t       remote_region; /* put, serve: the target region's id ... */
+    uint32_t       remote_epoch;  /* ... and its owner's epoch (little-endian) */
+    uint32_t       rail_epoch; /* checked write: the rail connection it went on */
+    size_t         sent;       /* checked write: bytes sent */
     loom_op_t     *wire_prev;  /* waiting for a UCT completion on its rail's */
     loom_op_t     *wire_next;  /* endpoint (loom_peer_rail_t.wire_ops) */
     bool           on_wire;
@@ -256,8 +267,20 @@ int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
                  int iovcnt, loom_op_t *op);
 
 /* --- memory and keys -------------------------------------------------- */
+/* What peers may do with a region (only what the upper layer asked for is
+ * given to the NIC).  A get that is emulated by a push writes into its local
+ * memory, which then needs LOCAL_WRITE only. */
+enum {
+    LOOM_ACCESS_LOCAL_WRITE  = 0x1, /* destination of our own gets */
+    LOOM_ACCESS_REMOTE_WRITE = 0x2, /* peers put into it */
+    LOOM_ACCESS_REMOTE_READ  = 0x4, /* peers get from it */
+    LOOM_ACCESS_ALL          = 0x7,
+};
+/* Registered with LOOM_ACCESS_ALL. */
 int    loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
                          loom_region_t **region_p);
+int    loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
+                                unsigned access, loom_region_t **region_p);
 void   loom_mem_deregister(loom_region_t *region);
 /* Bytes of a packed key of this engine (same on every process of a job with
  * the same rail configuration). */

@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 5
+#define LOOM_WIRE_VERSION 6
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -25,6 +25,8 @@ enum loom_wire_type {
     LOOM_WIRE_MSG_ACK   = 22, /* upper-layer messages delivered (loom_wire_msg_ack_t) */
     LOOM_WIRE_PROBE     = 23, /* a failed rail is back: connect it again */
     LOOM_WIRE_BYE       = 24, /* the sender disconnects (loom_wire_bye_t) */
+    LOOM_WIRE_PUT       = 25, /* checked write on a rail without memory protection */
+    LOOM_WIRE_PUT_ACK   = 26, /* a checked write was placed, or refused */
 };
 
 /* Common header of every message: 8 bytes. */
@@ -275,7 +277,50 @@ typedef struct loom_wire_push_req {
     uint32_t reserved;
 } loom_wire_push_req_t;
 
-/* Status codes carried on the wire (PUSH_DONE). */
+/*
+ * Checked write: on a rail whose NIC does not check keys (tcp), a put, or a
+ * push served, goes as these messages, one per segment of the rail's AM
+ * size, and the target places the bytes only after checking the whole write
+ * [addr, addr + length) against its region table: the region exists, is of
+ * region_epoch, holds the range, may be written remotely (or request_id
+ * names a push request of the target's that is waiting for exactly this
+ * range), and rail_epoch is the target's connection of this rail to the
+ * sender, in use (a late write of a connection that failed is refused, and
+ * not answered: its writer fails it with the rail).  The
+ * segment's bytes follow the header, for [addr + offset, addr + offset +
+ * segment).  The last segment has LOOM_WIRE_FLAG_LAST and is answered with
+ * a PUT_ACK: a region gone or a range refused for one segment is so for
+ * every later one (region ids are never reused), so its status is the
+ * write's.
+ */
+#define LOOM_WIRE_FLAG_LAST      0x10u
+/* LOOM_WIRE_PUT of a push served to the process it notifies: the target
+ * completes its request when the last segment was placed (or refused), and
+ * the owner sends no PUSH_DONE once the PUT_ACK came. */
+#define LOOM_WIRE_FLAG_NOTIFY    0x20u
+
+typedef struct loom_wire_put {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint64_t write_id;     /* the writer's cookie, echoed in PUT_ACK */
+    uint64_t request_id;   /* push served: the target's request, else 0 */
+    uint64_t region_id;
+    uint64_t addr;         /* first byte of the whole write */
+    uint64_t length;       /* bytes of the whole write */
+    uint64_t offset;       /* of this segment in the write */
+    uint32_t region_epoch;
+    uint32_t rail_epoch;
+} loom_wire_put_t;
+
+typedef struct loom_wire_put_ack {
+    loom_wire_hdr_t hdr;
+    uint64_t sender;
+    uint64_t write_id;
+    uint32_t status;       /* enum loom_wire_status */
+    uint32_t reserved;
+} loom_wire_put_ack_t;
+
+/* Status codes carried on the wire (PUSH_DONE, PUT_ACK). */
 enum loom_wire_status {
     LOOM_WIRE_OK           = 0,
     LOOM_WIRE_UNKNOWN_KEY  = 1, /* region id not registered (any more) */

@@ -4,7 +4,9 @@
  *    LOOM_ERR_STALE_KEY and writes nothing, also after the owner registered
  *    new memory at the same address (region ids are not reused);
  *  - a key whose epoch field was changed is refused (LOOM_ERR_STALE_KEY);
- *  - ranges outside the region are refused (LOOM_ERR_RANGE);
+ *  - ranges outside the region are refused (LOOM_ERR_RANGE): at once by
+ *    loom_get/loom_put when outside what the key says, by the owner when the
+ *    key was changed to claim more;
  *  - each of these counts once in the owner's refused counter, and the
  *    engine keeps working (a good get, a put and an AM afterwards);
  *  - keys that do not parse (truncated, absurd rail_count or stride, id 0)
@@ -119,6 +121,31 @@ static void expect_refused_get(keys_state_t *st, uint64_t addr, const void *key,
               "from %llu to %llu, expected one more", what,
               (unsigned long long)st->owner_refused, (unsigned long long)refused);
     st->owner_refused = refused;
+}
+
+/* A range outside the key's region: loom_get and loom_put refuse it at once,
+ * the owner sees nothing. */
+static void expect_range_refused(keys_state_t *st, uint64_t addr, size_t length,
+                                 const char *what)
+{
+    unit_ctx_t *ctx = st->ctx;
+    size_t outstanding = loom_engine_outstanding(ctx->engine);
+    unit_op_t get_op, put_op;
+
+    unit_op_init(&get_op);
+    unit_op_init(&put_op);
+    CHECK_MSG(LOOM_ERR_RANGE == loom_get(ctx->peer, &get_op.op, st->dst + 64, st->dst_region,
+                                         addr, st->a.key, st->a.key_size, length),
+              "%s: loom_get did not refuse the range at once", what);
+    CHECK_MSG(LOOM_ERR_RANGE == loom_put(ctx->peer, &put_op.op, st->dst + 64, st->dst_region,
+                                         addr, st->a.key, st->a.key_size, length),
+              "%s: loom_put did not refuse the range at once", what);
+    unit_progress_for(ctx, 0.02);
+    CHECK_MSG(0 == get_op.calls && 0 == put_op.calls, "%s: a refused operation ran its "
+              "callback", what);
+    CHECK_UEQ(loom_engine_outstanding(ctx->engine), outstanding);
+    CHECK_MEM(st->dst, st->dst_ref, DST_LEN, what);
+    CHECK_UEQ(ask_owner_refused(st), st->owner_refused);
 }
 
 static void expect_good_get(keys_state_t *st, const unit_remote_t *r, uint64_t off,
@@ -286,19 +313,28 @@ static void requester_body(unit_ctx_t *ctx)
     expect_refused_get(&st, st.a.base, key, st.a.key_size, 100, LOOM_ERR_STALE_KEY,
                        "get with one epoch bit flipped");
 
-    /* Ranges outside A. */
-    expect_refused_get(&st, st.a.base + REG_LEN, st.a.key, st.a.key_size, 1,
-                       LOOM_ERR_RANGE, "get starting at the end of the region");
-    expect_refused_get(&st, st.a.base + REG_LEN + 4096, st.a.key, st.a.key_size, 16,
-                       LOOM_ERR_RANGE, "get starting past the end of the region");
-    expect_refused_get(&st, st.a.base, st.a.key, st.a.key_size, REG_LEN + 1,
-                       LOOM_ERR_RANGE, "get one byte longer than the region");
-    expect_refused_get(&st, st.a.base + REG_LEN - 10, st.a.key, st.a.key_size, 20,
-                       LOOM_ERR_RANGE, "get across the end of the region");
-    expect_refused_get(&st, st.a.base - 1, st.a.key, st.a.key_size, 16,
-                       LOOM_ERR_RANGE, "get starting before the region");
-    expect_refused_get(&st, UINT64_MAX - 5, st.a.key, st.a.key_size, 10,
-                       LOOM_ERR_RANGE, "get whose end wraps around");
+    /* Ranges outside A: refused by the requester, before anything is sent. */
+    expect_range_refused(&st, st.a.base + REG_LEN, 1, "get starting at the end of the region");
+    expect_range_refused(&st, st.a.base + REG_LEN + 4096, 16,
+                         "get starting past the end of the region");
+    expect_range_refused(&st, st.a.base, REG_LEN + 1, "get one byte longer than the region");
+    expect_range_refused(&st, st.a.base + REG_LEN - 10, 20, "get across the end of the region");
+    expect_range_refused(&st, st.a.base - 1, 16, "get starting before the region");
+    expect_range_refused(&st, UINT64_MAX - 5, 10, "get whose end wraps around");
+
+    /* A key whose base and length were changed to cover more: the owner
+     * refuses by its own table. */
+    {
+        uint64_t base = loom_le64(st.a.base - 4096), len = loom_le64(3 * REG_LEN);
+
+        memcpy(key, st.a.key, st.a.key_size);
+        memcpy(key + offsetof(loom_wire_key_t, base), &base, sizeof(base));
+        memcpy(key + offsetof(loom_wire_key_t, length), &len, sizeof(len));
+        expect_refused_get(&st, st.a.base + REG_LEN - 10, key, st.a.key_size, 20,
+                           LOOM_ERR_RANGE, "get across the end, with a key claiming more");
+        expect_refused_get(&st, st.a.base - 16, key, st.a.key_size, 16,
+                           LOOM_ERR_RANGE, "get before the region, with a key claiming more");
+    }
     ctx->log_quiet = false;
     CHECK(unit_log_contains(ctx, "refused our get"));
 

@@ -1,0 +1,276 @@
+/*
+ * Checked writes: the software protection table of rails whose NIC checks
+ * no keys (tcp: UCT ignores rkeys and writes wherever an address points).
+ *
+ * On such a rail a put, and the put of a push served, goes as LOOM_WIRE_PUT
+ * messages (header + a segment of data); the target checks each against its
+ * region table (loom_region_check: region, epoch, range), the region's access
+ * and the rail's connection epoch before a byte is placed, and answers the
+ * last segment with PUT_ACK.  The write completes at the writer with that
+ * answer: placed at the target, as a flushed put, or refused.  The raw put
+ * stays available with config.trust_network.
+ */
+#include "loom_internal.h"
+
+#include <string.h>
+
+typedef struct loom_put_pack {
+    const loom_wire_put_t *hdr;
+    const void            *data;
+    size_t                 length;
+} loom_put_pack_t;
+
+void loom_checked_rail_init(loom_rail_t *rail)
+{
+    const uct_iface_attr_t *attr = &rail->attr;
+
+    /* no rkey, no protection: the NIC would write to any address */
+    rail->checked = !rail->engine->config.trust_network &&
+                    (0 == rail->md_attr.rkey_packed_size ||
+                     !(rail->md_attr.cap.flags & UCT_MD_FLAG_NEED_RKEY));
+    rail->checked_zcopy = (attr->cap.flags & UCT_IFACE_FLAG_AM_ZCOPY) &&
+                          attr->cap.am.max_hdr >= sizeof(loom_wire_put_t) &&
+                          attr->cap.am.max_iov >= 1 &&
+                          attr->cap.am.max_zcopy > sizeof(loom_wire_put_t);
+    if (rail->checked_zcopy) {
+        /* tcp counts the header in max_zcopy */
+        rail->checked_seg = attr->cap.am.max_zcopy - sizeof(loom_wire_put_t);
+    } else if (attr->cap.am.max_bcopy > sizeof(loom_wire_put_t)) {
+        rail->checked_seg = attr->cap.am.max_bcopy - sizeof(loom_wire_put_t);
+    } else {
+        rail->checked_seg = 0; /* loom_rail_check_caps refuses such a rail anyway */
+    }
+}
+
+static size_t loom_put_pack(void *dest, void *arg)
+{
+    const loom_put_pack_t *pack = arg;
+
+    memcpy(dest, pack->hdr, sizeof(*pack->hdr));
+    memcpy((uint8_t *)dest + sizeof(*pack->hdr), pack->data, pack->length);
+    return sizeof(*pack->hdr) + pack->length;
+}
+
+/* One segment now: LOOM_OK, LOOM_ERR_AGAIN, or the transport's error. */
+static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length)
+{
+    loom_rail_t *rail = &op->peer->engine->rails[op->rail];
+    uct_ep_h ep = op->peer->rails[op->rail].ep;
+    const uint8_t *data = (const uint8_t *)op->local + op->sent;
+    ucs_status_t status;
+
+    if (rail->checked_zcopy && length > 0) {
+        uct_iov_t iov = {(void *)data, length, op->memh, 0, 1};
+
+        /* no completion: the target's acknowledgement comes after these bytes */
+        status = uct_ep_am_zcopy(ep, LOOM_WIRE_PUT, hdr, sizeof(*hdr), &iov, 1, 0, NULL);
+    } else {
+        loom_put_pack_t pack = {hdr, data, length};
+        ssize_t packed = uct_ep_am_bcopy(ep, LOOM_WIRE_PUT, loom_put_pack, &pack, 0);
+
+        status = (packed >= 0) ? UCS_OK : (ucs_status_t)packed;
+    }
+    if (UCS_OK == status || UCS_INPROGRESS == status) {
+        return LOOM_OK;
+    }
+    return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
+}
+
+/* Send what is left of the write, then wait for the acknowledgement (as a
+ * put waits for its flush: a failing rail fails it, loom_rdma_fail_wire_ops). */
+int loom_checked_put_advance(loom_op_t *op)
+{
+    loom_engine_t *engine = op->peer->engine;
+    loom_peer_rail_t *prail = &op->peer->rails[op->rail];
+    size_t seg_max = engine->rails[op->rail].checked_seg, length;
+    loom_wire_put_t hdr;
+    uint8_t notify;
+    int rc;
+
+    if (LOOM_STAGE_ISSUE == op->stage) {
+        op->write_id   = engine->next_request_id++;
+        op->rail_epoch = prail->rail_epoch;
+        op->sent       = 0;
+        if (0 != loom_hash_put(&engine->requests, op->write_id, op)) {
+            op->write_id = 0;
+            return LOOM_ERR_NOMEM;
+        }
+        op->stage = LOOM_STAGE_FLUSH; /* sending its segments */
+    } else if (op->rail_epoch != prail->rail_epoch) {
+        return LOOM_ERR_UNREACH; /* its connection is gone: the rest would be refused */
+    }
+    notify = (LOOM_OP_SERVE == op->kind && op->notify == op->peer->name) ?
+             LOOM_WIRE_FLAG_NOTIFY : 0;
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.sender       = loom_le64(engine->config.name);
+    hdr.write_id     = loom_le64(op->write_id);
+    hdr.request_id   = loom_le64((LOOM_OP_SERVE == op->kind) ? op->id : 0);
+    hdr.region_id    = loom_le64(op->remote_region);
+    hdr.addr         = loom_le64(op->remote);
+    hdr.length       = loom_le64((uint64_t)op->length);
+    hdr.region_epoch = op->remote_epoch;
+    hdr.rail_epoch   = loom_le32(op->rail_epoch);
+    do {
+        length = op->length - op->sent;
+        if (length > seg_max) {
+            length = seg_max;
+        }
+        loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_PUT, 0, sizeof(hdr) + length);
+        hdr.hdr.flags = notify | ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
+        hdr.offset    = loom_le64((uint64_t)op->sent);
+        rc = loom_put_segment(op, &hdr, length);
+        if (LOOM_OK != rc) {
+            return rc;
+        }
+        op->sent += length;
+    } while (op->sent < op->length);
+    op->stage = LOOM_STAGE_WAIT;
+    loom_wire_track(op);
+    return LOOM_OK;
+}
+
+void loom_checked_put_forget(loom_op_t *op)
+{
+    if (0 != op->write_id) {
+        loom_hash_remove(&op->peer->engine->requests, op->write_id);
+        op->write_id = 0;
+    }
+}
+
+/* Our push request the write answers: waiting, to that peer, for exactly
+ * that range. */
+static loom_op_t *loom_checked_put_request(loom_engine_t *engine, loom_peer_t *peer,
+                                           const loom_wire_put_t *put)
+{
+    uint64_t request_id = loom_from_le64(put->request_id);
+    loom_op_t *req = (0 == request_id) ? NULL : loom_hash_get(&engine->requests, request_id);
+
+    if (NULL != req && LOOM_OP_PUSH_REQ == req->kind && LOOM_STAGE_WAIT == req->stage &&
+        req->peer == peer && (uint64_t)(uintptr_t)req->local == loom_from_le64(put->addr) &&
+        req->length == loom_from_le64(put->length)) {
+        return req;
+    }
+    return NULL;
+}
+
+/* May a write of the sender's land in [addr, addr+length) here?  The
+ * protection table is the region table; a push destination needs no remote
+ * write access when it is exactly what one of our waiting requests asked. */
+static int loom_checked_put_allowed(loom_rail_t *rail, loom_peer_t *peer,
+                                    const loom_wire_put_t *put)
+{
+    loom_engine_t *engine = rail->engine;
+    uint64_t addr = loom_from_le64(put->addr), length = loom_from_le64(put->length);
+    loom_region_t *region;
+    int rc;
+
+    if (peer->rails[rail->index].failed ||
+        loom_from_le32(put->rail_epoch) != peer->rails[rail->index].rail_epoch) {
+        /* a late write of a connection out of use: its writer fails it with
+         * the rail, an answer would race with that */
+        return LOOM_ERR_UNREACH;
+    }
+    rc = loom_region_check(engine, loom_from_le64(put->region_id),
+                           loom_from_le32(put->region_epoch), addr, length, &region);
+    if (LOOM_OK != rc || (region->access & LOOM_ACCESS_REMOTE_WRITE)) {
+        return rc;
+    }
+    if (NULL != loom_checked_put_request(engine, peer, put)) {
+        return LOOM_OK;
+    }
+    return LOOM_ERR_STALE_KEY; /* registered without remote write */
+}
+
+ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_engine_t *engine = rail->engine;
+    loom_wire_put_t put;
+    loom_wire_put_ack_t ack;
+    loom_peer_t *peer;
+    uint64_t offset, total;
+    size_t seg;
+    int rc;
+
+    (void)flags;
+    peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_PUT, &put, sizeof(put),
+                               "checked write");
+    if (NULL == peer) {
+        ++rail->stats.writes_refused;
+        return UCS_OK;
+    }
+    seg    = length - sizeof(put);
+    offset = loom_from_le64(put.offset);
+    total  = loom_from_le64(put.length);
+    rc = (offset > total || seg > total - offset) ? LOOM_ERR_INVALID
+                                                  : loom_checked_put_allowed(rail, peer, &put);
+    if (LOOM_OK == rc) {
+        memcpy((void *)(uintptr_t)(loom_from_le64(put.addr) + offset),
+               (const uint8_t *)data + sizeof(put), seg);
+    } else {
+        ++rail->stats.refused;
+        ++rail->stats.writes_refused;
+        loom_log(engine, (put.hdr.flags & LOOM_WIRE_FLAG_LAST) ? LOOM_LOG_WARN : LOOM_LOG_DEBUG,
+                 "rail %s:%s: refused a write of %llu bytes at %#llx (region %llu) from "
+                 "%#llx: %s", rail->info.tl_name, rail->info.dev_name,
+                 (unsigned long long)total, (unsigned long long)loom_from_le64(put.addr),
+                 (unsigned long long)loom_from_le64(put.region_id),
+                 (unsigned long long)peer->name, loom_strerror(rc));
+    }
+    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc) {
+        return UCS_OK;
+    }
+    memset(&ack, 0, sizeof(ack));
+    loom_wire_hdr_fill(&ack.hdr, LOOM_WIRE_PUT_ACK, 0, sizeof(ack));
+    ack.sender   = loom_le64(engine->config.name);
+    ack.write_id = put.write_id;
+    ack.status   = loom_le32(loom_rc_to_wire(rc));
+    /* on the rail the data came by: behind nothing of another rail */
+    (void)loom_ctrl_send(peer, rail->index, &ack, sizeof(ack));
+    if (put.hdr.flags & LOOM_WIRE_FLAG_NOTIFY) {
+        /* the data of our get is here (or refused): no PUSH_DONE follows */
+        loom_op_t *req = loom_checked_put_request(engine, peer, &put);
+
+        if (NULL != req) {
+            loom_rdma_complete(req, rc);
+        }
+    }
+    return UCS_OK;
+}
+
+ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+    loom_wire_put_ack_t ack;
+    loom_peer_t *peer;
+    loom_op_t *op;
+    int rc;
+
+    (void)flags;
+    peer = loom_ctrl_recv_peer(rail, data, length, LOOM_WIRE_PUT_ACK, &ack, sizeof(ack),
+                               NULL);
+    if (NULL == peer) {
+        return UCS_OK;
+    }
+    op = loom_hash_get(&rail->engine->requests, loom_from_le64(ack.write_id));
+    if (NULL == op || op->write_id != loom_from_le64(ack.write_id) || op->peer != peer ||
+        LOOM_STAGE_WAIT != op->stage) {
+        /* also the answer to a write failed with its rail meanwhile */
+        ++rail->stats.refused;
+        loom_log(rail->engine, LOOM_LOG_INFO, "rail %s:%s: dropped a write acknowledgement "
+                 "for unknown write %llu", rail->info.tl_name, rail->info.dev_name,
+                 (unsigned long long)loom_from_le64(ack.write_id));
+        return UCS_OK;
+    }
+    rc = loom_wire_to_rc(loom_from_le32(ack.status));
+    if (LOOM_OK != rc) {
+        loom_log(rail->engine, LOOM_LOG_ERROR, "peer %#llx refused our write of %zu bytes "
+                 "at %#llx: %s", (unsigned long long)peer->name, op->length,
+                 (unsigned long long)op->remote, loom_strerror(rc));
+    }
+    /* the requester completed its request when it answered */
+    op->write_notified = (LOOM_OP_SERVE == op->kind && op->notify == peer->name);
+    loom_wire_untrack(op);
+    loom_rdma_complete(op, rc);
+    return UCS_OK;
+}
