@@ -52,6 +52,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      "on what it can make this process hold (messages ahead of order, messages of "
      "unconnected processes, queued answers, early connect messages)",
      offsetof(loom_rail_stats_t, over_limit)},
+    {"writes_checked", "Segments of remote writes checked here by loom and placed (rails "
+     "without memory protection: puts, served pushes, eager ring slots and ring "
+     "acknowledgements)", offsetof(loom_rail_stats_t, writes_checked)},
     {"writes_refused", "Segments of remote writes refused here by loom's check (rails "
      "without memory protection: region gone, stale epoch, out of range, no remote write "
      "access, or a failed connection's late write): their bytes were not placed",

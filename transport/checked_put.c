@@ -51,29 +51,65 @@ static size_t loom_put_pack(void *dest, void *arg)
     return sizeof(*pack->hdr) + pack->length;
 }
 
-/* One segment now: LOOM_OK, LOOM_ERR_AGAIN, or the transport's error. */
-static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length)
+/* Post one segment: the transport's status.  comp (may be NULL) learns when
+ * a zero-copy segment's data may be reused. */
+static ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail,
+                                          const loom_wire_put_t *hdr, const void *data,
+                                          uct_mem_h memh, size_t length, uct_completion_t *comp)
 {
-    loom_rail_t *rail = &op->peer->engine->rails[op->rail];
-    uct_ep_h ep = op->peer->rails[op->rail].ep;
-    const uint8_t *data = (const uint8_t *)op->local + op->sent;
-    ucs_status_t status;
+    uct_ep_h ep = peer->rails[rail].ep;
 
-    if (rail->checked_zcopy && length > 0) {
-        uct_iov_t iov = {(void *)data, length, op->memh, 0, 1};
+    if (peer->engine->rails[rail].checked_zcopy && length > 0) {
+        uct_iov_t iov = {(void *)data, length, memh, 0, 1};
 
-        /* no completion: the target's acknowledgement comes after these bytes */
-        status = uct_ep_am_zcopy(ep, LOOM_WIRE_PUT, hdr, sizeof(*hdr), &iov, 1, 0, NULL);
+        return uct_ep_am_zcopy(ep, LOOM_WIRE_PUT, hdr, sizeof(*hdr), &iov, 1, 0, comp);
     } else {
         loom_put_pack_t pack = {hdr, data, length};
         ssize_t packed = uct_ep_am_bcopy(ep, LOOM_WIRE_PUT, loom_put_pack, &pack, 0);
 
-        status = (packed >= 0) ? UCS_OK : (ucs_status_t)packed;
+        return (packed >= 0) ? UCS_OK : (ucs_status_t)packed;
     }
+}
+
+/* One segment of an op now: LOOM_OK, LOOM_ERR_AGAIN, or the transport's error. */
+static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length)
+{
+    /* no completion: the target's acknowledgement comes after these bytes */
+    ucs_status_t status = loom_put_segment_post(op->peer, op->rail, hdr,
+                                                (const uint8_t *)op->local + op->sent,
+                                                op->memh, length, NULL);
+
     if (UCS_OK == status || UCS_INPROGRESS == status) {
         return LOOM_OK;
     }
     return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
+}
+
+/* A write nobody waits an answer for: an eager ring slot or a ring
+ * acknowledgement, whose protocol tells by itself what arrived.  The target
+ * checks it as any other write (a ring freed there is a region gone, so a
+ * late write into it is refused and counted) and sends no PUT_ACK (write id
+ * 0).  It is one segment: rings on a checked rail fit one (eager.c). */
+ucs_status_t loom_checked_write_post(loom_peer_t *peer, int rail, const void *data,
+                                     uct_mem_h memh, size_t length, uint64_t region_id,
+                                     uint32_t region_epoch, uint64_t addr,
+                                     uct_completion_t *comp)
+{
+    loom_wire_put_t hdr;
+
+    if (length > peer->engine->rails[rail].checked_seg) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    memset(&hdr, 0, sizeof(hdr));
+    loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_PUT, 0, sizeof(hdr) + length);
+    hdr.hdr.flags    = LOOM_WIRE_FLAG_LAST;
+    hdr.sender       = loom_le64(peer->engine->config.name);
+    hdr.region_id    = loom_le64(region_id);
+    hdr.addr         = loom_le64(addr);
+    hdr.length       = loom_le64((uint64_t)length);
+    hdr.region_epoch = region_epoch;
+    hdr.rail_epoch   = loom_le32(peer->rails[rail].rail_epoch);
+    return loom_put_segment_post(peer, rail, &hdr, data, memh, length, comp);
 }
 
 /* Send what is left of the write, then wait for the acknowledgement (as a
@@ -207,6 +243,7 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
     if (LOOM_OK == rc) {
         memcpy((void *)(uintptr_t)(loom_from_le64(put.addr) + offset),
                (const uint8_t *)data + sizeof(put), seg);
+        ++rail->stats.writes_checked;
     } else {
         ++rail->stats.refused;
         ++rail->stats.writes_refused;
@@ -217,7 +254,8 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
                  (unsigned long long)loom_from_le64(put.region_id),
                  (unsigned long long)peer->name, loom_strerror(rc));
     }
-    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc) {
+    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc ||
+        0 == put.write_id) { /* write id 0: nobody waits for an answer */
         return UCS_OK;
     }
     memset(&ack, 0, sizeof(ack));

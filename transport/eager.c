@@ -10,7 +10,7 @@
 
 #define LOOM_EAGER_CHECK_NS 10000000ull /* policy runs every 10 ms */
 
-static bool loom_eager_rail_capable(const loom_engine_t *engine, const loom_rail_t *r);
+static bool loom_eager_rail_capable(loom_engine_t *engine, const loom_rail_t *r);
 
 /* Check the phases of the configuration; fill in default thresholds. */
 static int loom_eager_config_check(loom_engine_t *engine)
@@ -76,13 +76,37 @@ void loom_eager_fini(loom_engine_t *engine)
     loom_eager_boxes_free(engine);
 }
 
+/* On a rail without memory protection every ring slot and ring
+ * acknowledgement is a checked write of one segment (checked_put.c). */
+static bool loom_eager_checked_fits(loom_engine_t *engine, const loom_rail_t *r)
+{
+    unsigned p;
+
+    if (engine->eager.box_size > r->checked_seg) {
+        return false;
+    }
+    for (p = 0; p < engine->config.eager_phase_count; ++p) {
+        if (engine->config.eager_phases[p].slot_size > r->checked_seg) {
+            loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: no eager rings: "
+                     "phase %u's slots of %u bytes exceed its checked write of %zu bytes",
+                     r->info.tl_name, r->info.dev_name, p + 1,
+                     engine->config.eager_phases[p].slot_size, r->checked_seg);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Can the rail carry a ring?  It needs zero-copy puts from memory loom can
  * register (or memory that needs none), and the mode must allow it. */
-static bool loom_eager_rail_capable(const loom_engine_t *engine, const loom_rail_t *r)
+static bool loom_eager_rail_capable(loom_engine_t *engine, const loom_rail_t *r)
 {
     if (LOOM_EAGER_OFF == engine->config.eager_mode || 0 == engine->config.eager_phase_count ||
         !(r->attr.cap.flags & UCT_IFACE_FLAG_PUT_ZCOPY) ||
         (r->needs_reg && !(r->md_attr.cap.flags & UCT_MD_FLAG_REG))) {
+        return false;
+    }
+    if (r->checked && !loom_eager_checked_fits(engine, r)) {
         return false;
     }
     return LOOM_EAGER_ON == engine->config.eager_mode || 0 != strcmp(r->info.tl_name, "tcp");
@@ -107,7 +131,7 @@ unsigned loom_eager_phase_for(const loom_engine_t *engine, size_t length)
 }
 
 int loom_eager_mem_alloc(loom_engine_t *engine, loom_eager_mem_t *mem, uint32_t slot_size,
-                         uint32_t slot_count)
+                         uint32_t slot_count, unsigned access)
 {
     size_t bytes = (size_t)slot_size * slot_count;
     int rc;
@@ -117,7 +141,7 @@ int loom_eager_mem_alloc(loom_engine_t *engine, loom_eager_mem_t *mem, uint32_t 
         return LOOM_ERR_NOMEM;
     }
     memset(mem->buf, 0, bytes);
-    rc = loom_mem_register(engine, mem->buf, bytes, &mem->region);
+    rc = loom_mem_register_access(engine, mem->buf, bytes, access, &mem->region);
     if (LOOM_OK != rc) {
         free(mem->buf);
         mem->buf = NULL;

@@ -36,6 +36,8 @@ typedef struct loom_eager_box {
     uct_completion_t  comp;      /* an ack written from here */
     uct_rkey_bundle_t rkey;      /* ... and the requester's key for it */
     int               rkey_rail; /* -1: no rkey held */
+    uint64_t          remote_region; /* that key's region and epoch (wire order), */
+    uint32_t          remote_epoch;  /* for a checked write (checked_put.c) */
 } loom_eager_box_t;
 
 #define LOOM_EAGER_BOXES_PER_CHUNK 32
@@ -82,6 +84,8 @@ typedef struct loom_eager_tx {
     uint64_t          remote_addr;
     uct_rkey_bundle_t rkey;
     bool              rkey_valid;
+    uint64_t          remote_region; /* the ring's region and epoch (wire order), */
+    uint32_t          remote_epoch;  /* for a checked write (checked_put.c) */
     uint32_t          ring_sent;  /* messages written into rings, ever */
     unsigned long     msgs;       /* messages to the peer, for msgs_before_ring */
     uint64_t          last_use;
@@ -153,7 +157,8 @@ void   loom_eager_activate(struct loom_peer *peer);
 bool   loom_eager_rail_ok(const struct loom_engine *engine, int rail);
 unsigned loom_eager_phase_for(const struct loom_engine *engine, size_t length);
 int    loom_eager_mem_alloc(struct loom_engine *engine, loom_eager_mem_t *mem,
-                            uint32_t slot_size, uint32_t slot_count);
+                            uint32_t slot_size, uint32_t slot_count,
+                            unsigned access);
 void   loom_eager_mem_free(struct loom_engine *engine, loom_eager_mem_t *mem);
 void   loom_eager_count_peer(struct loom_peer *peer);
 bool   loom_eager_budget_room(struct loom_peer *peer, bool tx, size_t add, size_t remove);

@@ -25,7 +25,9 @@ static int loom_eager_chunk_new(loom_engine_t *engine)
         return LOOM_ERR_NOMEM;
     }
     memset(chunk->mem, 0, bytes);
-    rc = loom_mem_register(engine, chunk->mem, bytes, &chunk->region);
+    /* acks land in our boxes; acks we write go from them */
+    rc = loom_mem_register_access(engine, chunk->mem, bytes, LOOM_ACCESS_REMOTE_WRITE,
+                                  &chunk->region);
     if (LOOM_OK != rc) {
         free(chunk->mem);
         free(chunk);

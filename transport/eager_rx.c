@@ -374,7 +374,7 @@ static int loom_eager_rx_provision(loom_peer_t *peer, const loom_wire_eager_req_
         return LOOM_WIRE_EAGER_BUDGET;
     }
     if (0 != req->phase) {
-        rc = loom_eager_mem_alloc(engine, &ring, size, count);
+        rc = loom_eager_mem_alloc(engine, &ring, size, count, LOOM_ACCESS_REMOTE_WRITE);
         if (LOOM_OK != rc) {
             loom_log(engine, LOOM_LOG_WARN, "eager ring for peer %#llx: cannot register %zu "
                      "bytes: %s", (unsigned long long)peer->name, new_bytes, loom_strerror(rc));
@@ -429,8 +429,14 @@ static void loom_eager_rx_ack_post(loom_peer_t *peer)
     box->comp.func   = loom_eager_ack_done;
     box->comp.count  = 1;
     box->comp.status = UCS_OK;
-    st = uct_ep_put_zcopy(peer->rails[rail].ep, &uiov, 1, rx->ack_addr, box->rkey.rkey,
-                          &box->comp);
+    if (engine->rails[rail].checked) {
+        st = loom_checked_write_post(peer, rail, box->mem, uiov.memh, uiov.length,
+                                     box->remote_region, box->remote_epoch, rx->ack_addr,
+                                     &box->comp);
+    } else {
+        st = uct_ep_put_zcopy(peer->rails[rail].ep, &uiov, 1, rx->ack_addr, box->rkey.rkey,
+                              &box->comp);
+    }
     if (UCS_ERR_NO_RESOURCE == st) {
         return;
     }
@@ -458,7 +464,9 @@ static loom_eager_box_t *loom_eager_rx_ack_box(loom_peer_t *peer, int rail,
         box = NULL;
     }
     if (NULL != box) {
-        box->rkey_rail = rail;
+        box->rkey_rail     = rail;
+        box->remote_region = loom_from_le64(box_key->region_id);
+        box->remote_epoch  = box_key->epoch;
     }
     return box;
 }

@@ -107,8 +107,14 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
     ts->comp.func   = loom_eager_txslot_done;
     ts->comp.count  = 1;
     ts->comp.status = UCS_OK;
-    status = uct_ep_put_zcopy(peer->rails[tx->rail].ep, &uiov, 1, tx->remote_addr + offset,
-                              tx->rkey.rkey, &ts->comp);
+    if (peer->engine->rails[tx->rail].checked) {
+        status = loom_checked_write_post(peer, tx->rail, msg, uiov.memh, bytes,
+                                         tx->remote_region, tx->remote_epoch,
+                                         tx->remote_addr + offset, &ts->comp);
+    } else {
+        status = uct_ep_put_zcopy(peer->rails[tx->rail].ep, &uiov, 1, tx->remote_addr + offset,
+                                  tx->rkey.rkey, &ts->comp);
+    }
     if (UCS_INPROGRESS == status) {
         ts->busy = true;
         ++tx->busy;
@@ -334,13 +340,15 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
     if (LOOM_OK != rc) {
         return rc;
     }
-    tx->rkey_valid = true;
+    tx->rkey_valid    = true;
+    tx->remote_region = loom_from_le64(key->region_id);
+    tx->remote_epoch  = key->epoch;
     tx->slots = calloc(loom_from_le32(ack->slot_count), sizeof(*tx->slots));
     if (NULL == tx->slots) {
         return LOOM_ERR_NOMEM;
     }
     rc = loom_eager_mem_alloc(engine, &tx->mem, loom_from_le32(ack->slot_size),
-                              loom_from_le32(ack->slot_count));
+                              loom_from_le32(ack->slot_count), 0 /* written from only */);
     if (LOOM_OK != rc) {
         free(tx->slots);
         tx->slots = NULL;

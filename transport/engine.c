@@ -255,9 +255,12 @@ void loom_op_finish(loom_op_t *op, int status)
 {
     loom_engine_t *engine = op->peer->engine;
 
+    /* whatever finishes it, no answer or completion may find it now */
     if (LOOM_OP_PUSH_REQ == op->kind) {
-        loom_hash_remove(&engine->requests, op->id); /* no answer may find it now */
+        loom_hash_remove(&engine->requests, op->id);
     }
+    loom_checked_put_forget(op);
+    loom_wire_untrack(op);
     loom_serve_unbind(op); /* its region's memory is no longer read */
     op->status = status;
     op->stage  = LOOM_STAGE_DONE;

@@ -63,6 +63,7 @@ typedef struct loom_rail_stats {
                                      disconnect, closed on an error: no failure */
     unsigned long over_limit;     /* messages, requests and answers dropped at a bound
                                      on what a peer can make this process hold */
+    unsigned long writes_checked; /* checked write segments placed here */
     unsigned long writes_refused; /* checked write segments refused here (also in
                                      refused): bytes that were not placed */
 } loom_rail_stats_t;

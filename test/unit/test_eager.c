@@ -4,7 +4,8 @@
  * a ring is replaced, a growth asked for while a shrink is under way, a peer
  * that does not answer in time, malformed and stale requests refused with
  * the connection still working, idle shrink, the memory budget (refusal and
- * least-recently-used shrink), and a phase change after every message; two
+ * least-recently-used shrink), a write into a ring the receiver freed
+ * (refused: tcp ring writes are checked writes), and a phase change after every message; two
  * of them again with endpoints connected endpoint to endpoint (rc_verbs's
  * way).
  * Every message is checked byte for byte and in order by its receiver.  The
@@ -456,16 +457,40 @@ static void malformed_child(unit_ctx_t *ctx)
 
 /* ---- idle shrink ------------------------------------------------------------------------ */
 
+/* A writer that goes on writing into a ring after the receiver freed it (a
+ * late write, or one that ignores ring_before): on tcp the receiver checks
+ * the write against its regions, the ring's is gone, so nothing is placed. */
+static void write_stale_ring(unit_ctx_t *ctx, const loom_eager_tx_t *old)
+{
+    static uint8_t slot[64];
+    ucs_status_t st;
+
+    unit_fill(slot, sizeof(slot), 0xdead);
+    do {
+        st = loom_checked_write_post(ctx->peer, old->rail, slot, NULL, sizeof(slot),
+                                     old->remote_region, old->remote_epoch, old->remote_addr,
+                                     NULL);
+        unit_progress(ctx);
+    } while (UCS_ERR_NO_RESOURCE == st);
+    CHECK_MSG(UCS_OK == st || UCS_INPROGRESS == st, "writing the stale ring: %s",
+              ucs_status_string(st));
+}
+
 static void idle_parent(unit_ctx_t *ctx)
 {
+    loom_eager_tx_t old;
+
     send_msgs(ctx, 8, 0, 44);
     wait_tx_phase(ctx, 3);
+    old = ctx->peer->eager.tx; /* where the phase 3 ring was */
     unit_barrier(ctx);
     /* nothing to send for longer than the 200 ms idle time: back to no ring */
     UNIT_WAIT(ctx, 0 == loom_eager_tx_phase(ctx->peer) && !ctx->peer->eager.tx.pending);
     CHECK(stats(ctx)->shrinks >= 1);
     CHECK_UEQ(stats(ctx)->registered_bytes, 0);
     CHECK_UEQ(stats(ctx)->peer_bytes_max, 4 * 8192);
+    unit_barrier(ctx);
+    write_stale_ring(ctx, &old);
     unit_barrier(ctx);
     send_msgs(ctx, 8, 44, 22);  /* and it grows again */
     wait_tx_phase(ctx, 3);
@@ -474,11 +499,22 @@ static void idle_parent(unit_ctx_t *ctx)
 
 static void idle_child(unit_ctx_t *ctx)
 {
+    const loom_rail_stats_t *rail = loom_engine_rail_stats(ctx->engine, 0);
+    unsigned long refused;
+
     check_msgs(ctx, 8, 0, 44);
+    /* tcp has no memory protection: every ring message was a checked write */
+    CHECK_MSG(rail->writes_checked >= stats(ctx)->ring_received && stats(ctx)->ring_received > 0,
+              "%lu checked writes for %lu ring messages", rail->writes_checked,
+              stats(ctx)->ring_received);
     unit_barrier(ctx);
     UNIT_WAIT(ctx, 0 == loom_eager_rx_phase(ctx->peer));
     CHECK_UEQ(stats(ctx)->registered_bytes, 0);
     CHECK_UEQ(stats(ctx)->rings[0], 1);
+    refused = rail->writes_refused;
+    unit_barrier(ctx);
+    UNIT_WAIT(ctx, rail->writes_refused == refused + 1); /* the write into the freed ring */
+    CHECK(unit_log_contains(ctx, "refused a write"));
     unit_barrier(ctx);
     check_msgs(ctx, 8, 44, 22);
     unit_barrier(ctx);
