@@ -87,16 +87,36 @@ void loom_test_skip(const char *reason)
     exit(LOOM_TEST_SKIP);
 }
 
-void loom_test_pass(void)
+/* barrier, "PASS <name>[ <extra>]" from rank 0, finalize, exit 0 */
+static void test_pass(const char *extra) LOOM_NORETURN;
+
+static void test_pass(const char *extra)
 {
     LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (0 == loom_test_rank) {
-        printf("PASS %s\n", loom_test_name);
+        printf("PASS %s%s%s\n", loom_test_name, NULL != extra ? " " : "",
+               NULL != extra ? extra : "");
         fflush(stdout);
     }
     loom_pvar_finalize();
     MPI_Finalize();
     exit(0);
+}
+
+void loom_test_pass(void)
+{
+    test_pass(NULL);
+}
+
+void loom_test_pass_msg(const char *fmt, ...)
+{
+    char extra[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(extra, sizeof(extra), fmt, ap);
+    va_end(ap);
+    test_pass(extra);
 }
 
 int loom_pair_peer(int rank, int size)
@@ -367,6 +387,27 @@ int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
     return rc;
 }
 
+int loom_pvar_read_rails(const char *counter,
+                         unsigned long long values[LOOM_TEST_MAX_RAILS])
+{
+    char name[64];
+    int rails = 0;
+
+    for (int r = 0; r < LOOM_TEST_MAX_RAILS; r++) {
+        int found = 0;
+
+        values[r] = 0;
+        snprintf(name, sizeof(name), "btl_loom_rail%d_%s", r, counter);
+        if (MPI_SUCCESS != loom_pvar_read_sum(name, &values[r], &found)) {
+            loom_fail("reading %s through MPI_T failed", name);
+        }
+        if (found) {
+            rails = r + 1;
+        }
+    }
+    return rails;
+}
+
 void loom_pvar_finalize(void)
 {
     if (!pvar_initialized) {
@@ -381,7 +422,7 @@ void loom_pvar_finalize(void)
     pvar_initialized = 0;
 }
 
-static int parse_size(const char *arg, size_t *size)
+int loom_parse_size(const char *arg, size_t *size)
 {
     char *end;
     unsigned long long value = strtoull(arg, &end, 10);
@@ -431,7 +472,7 @@ void loom_bench_parse(int argc, char **argv, const char *usage,
         }
         switch (argv[i][1]) {
         case 'm':
-            ok = 0 == parse_size(arg, &opts->max_size);
+            ok = 0 == loom_parse_size(arg, &opts->max_size);
             break;
         case 'i':
             ok = 0 == parse_int(arg, &opts->iters) && opts->iters > 0;

@@ -66,6 +66,9 @@ void loom_test_skip(const char *reason) LOOM_NORETURN;
 /* collective: barrier, rank 0 prints "PASS <name>", MPI_Finalize, exit 0 */
 void loom_test_pass(void) LOOM_NORETURN;
 
+/* the same, rank 0 printing "PASS <name> <fmt...>": results on the PASS line */
+void loom_test_pass_msg(const char *fmt, ...) LOOM_PRINTF(1, 2) LOOM_NORETURN;
+
 /* peer of rank in the pairs 0<->1, 2<->3, ...; -1 for the odd one out */
 int loom_pair_peer(int rank, int size);
 
@@ -119,9 +122,25 @@ void loom_check_count(const MPI_Status *status, MPI_Datatype type,
 int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
                        int *found);
 
+/* the most rails loom drives (LOOM_MAX_RAILS of the engine) */
+#define LOOM_TEST_MAX_RAILS 8
+
+/*
+ * values[N] = btl_loom_rail<N>_<counter> through loom_pvar_read_sum (so a
+ * counter reads as what was counted since its first read), 0 for a rail
+ * without it.  Returns the number of rails (highest N found + 1; 0 when
+ * loom is not loaded).  Fails the test if MPI_T fails.
+ */
+int loom_pvar_read_rails(const char *counter,
+                         unsigned long long values[LOOM_TEST_MAX_RAILS]);
+
 /* free the handles and session of loom_pvar_read_sum and finalize MPI_T;
  * called by loom_test_pass() and loom_test_skip() */
 void loom_pvar_finalize(void);
+
+/* parse a size with an optional K or M suffix, at most INT32_MAX (an MPI
+ * count); 0 on success, -1 if arg is no such size */
+int loom_parse_size(const char *arg, size_t *size);
 
 /* benchmark options: -m max_size (K/M suffix allowed), -i iters,
  * -w warmup, -W window; iters/warmup < 0 mean "default for the size" */

@@ -31,33 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_RAILS 8
-
-static int read_rails(const char *counter, unsigned long long values[MAX_RAILS])
-{
-    char name[64];
-    int rails = 0;
-
-    for (int r = 0; r < MAX_RAILS; r++) {
-        int found = 0;
-
-        values[r] = 0;
-        snprintf(name, sizeof(name), "btl_loom_rail%d_%s", r, counter);
-        if (MPI_SUCCESS != loom_pvar_read_sum(name, &values[r], &found)) {
-            loom_fail("reading %s through MPI_T failed", name);
-        }
-        if (found) {
-            rails = r + 1;
-        }
-    }
-    return rails;
-}
-
 /* A counter summed over the rails, since its first read (before[]). */
 static unsigned long long rails_total(const char *counter, const unsigned long long *before)
 {
-    unsigned long long values[MAX_RAILS], total = 0;
-    int rails = read_rails(counter, values);
+    unsigned long long values[LOOM_TEST_MAX_RAILS], total = 0;
+    int rails = loom_pvar_read_rails(counter, values);
 
     for (int r = 0; r < rails; r++) {
         total += values[r] - (NULL != before ? before[r] : 0);
@@ -69,9 +47,9 @@ int main(int argc, char **argv)
 {
     double seconds = 8, start, last, stall = 0, next_sample = 0;
     size_t size = 4 * MIB;
-    unsigned long long bytes[MAX_RAILS], before[MAX_RAILS], total = 0;
-    unsigned long long resent_before[MAX_RAILS], rejoins_before[MAX_RAILS], mine[2], both[2];
-    unsigned long long late_from[MAX_RAILS] = {0};
+    unsigned long long bytes[LOOM_TEST_MAX_RAILS], before[LOOM_TEST_MAX_RAILS], total = 0;
+    unsigned long long resent_before[LOOM_TEST_MAX_RAILS], rejoins_before[LOOM_TEST_MAX_RAILS];
+    unsigned long long late_from[LOOM_TEST_MAX_RAILS] = {0}, mine[2], both[2];
     int late_taken = 0;
     int rank, nprocs, rails, opt, go = 1, mixed = 0;
     unsigned char *buf;
@@ -86,10 +64,10 @@ int main(int argc, char **argv)
         }
     }
     loom_test_init(&argc, &argv, "test_failover", 2, &rank, &nprocs);
-    rails = read_rails("bytes_received", bytes);
-    read_rails("failovers", before); /* counters read relative to their first read */
-    read_rails("resent", resent_before);
-    read_rails("rejoins", rejoins_before);
+    rails = loom_pvar_read_rails("bytes_received", bytes);
+    loom_pvar_read_rails("failovers", before); /* counters read relative to their first read */
+    loom_pvar_read_rails("resent", resent_before);
+    loom_pvar_read_rails("rejoins", rejoins_before);
     if (rails < 2) {
         loom_test_skip("failover needs at least two rails");
     }
@@ -129,7 +107,7 @@ int main(int argc, char **argv)
             stall = (now - last > stall) ? now - last : stall;
             last = now;
             if (now - start >= next_sample) {
-                read_rails("bytes_received", bytes);
+                loom_pvar_read_rails("bytes_received", bytes);
                 printf("sample %.2f", now - start);
                 for (int r = 0; r < rails; r++) {
                     printf(" %llu", bytes[r]);
@@ -138,7 +116,7 @@ int main(int argc, char **argv)
                 next_sample += 0.1;
             }
             if (!late_taken && now - start >= seconds - 2) {
-                read_rails("bytes_received", late_from);
+                loom_pvar_read_rails("bytes_received", late_from);
                 late_taken = 1;
             }
             go = (now - start < seconds);
@@ -151,10 +129,10 @@ int main(int argc, char **argv)
     LOOM_CHECK_MPI(MPI_Reduce(mine, both, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 1,
                               MPI_COMM_WORLD));
     if (1 == rank) {
-        unsigned long long failed[MAX_RAILS];
+        unsigned long long failed[LOOM_TEST_MAX_RAILS];
         int out = 0;
 
-        read_rails("bytes_received", bytes);
+        loom_pvar_read_rails("bytes_received", bytes);
         printf("late");
         for (int r = 0; r < rails; r++) {
             printf(" %llu", late_taken ? bytes[r] - late_from[r] : 0ull);
@@ -162,7 +140,7 @@ int main(int argc, char **argv)
         printf("\nresent %llu\nrejoins %llu\n", both[0], both[1]);
 
         total = rails_total("failovers", before);
-        read_rails("failed_peers", failed); /* a level: read as it is */
+        loom_pvar_read_rails("failed_peers", failed); /* a level: read as it is */
         for (int r = 0; r < rails; r++) {
             out += (failed[r] > 0);
         }

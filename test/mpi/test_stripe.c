@@ -13,31 +13,10 @@
 #include <string.h>
 
 #define WINDOW 4
-#define MAX_RAILS 8
 
 static const size_t sizes[] = {4 * MIB, 4 * MIB + 13, MIB + 1, 300000, 16 * MIB - 1, 2 * MIB};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define ROUNDS 3
-
-/* chunks per rail so far; returns the number of rails that have the pvar */
-static int read_chunks(unsigned long long chunks[MAX_RAILS])
-{
-    char name[64];
-    int rails = 0;
-
-    for (int r = 0; r < MAX_RAILS; r++) {
-        int found = 0;
-
-        snprintf(name, sizeof(name), "btl_loom_rail%d_chunks", r);
-        if (MPI_SUCCESS != loom_pvar_read_sum(name, &chunks[r], &found)) {
-            loom_fail("reading %s through MPI_T failed", name);
-        }
-        if (found) {
-            rails = r + 1;
-        }
-    }
-    return rails;
-}
 
 static void exchange(int rank)
 {
@@ -81,11 +60,12 @@ static void exchange(int rank)
 
 int main(int argc, char **argv)
 {
-    unsigned long long before[MAX_RAILS], after[MAX_RAILS], delta[MAX_RAILS], total[MAX_RAILS];
+    unsigned long long before[LOOM_TEST_MAX_RAILS], after[LOOM_TEST_MAX_RAILS];
+    unsigned long long delta[LOOM_TEST_MAX_RAILS], total[LOOM_TEST_MAX_RAILS];
     int rank, nprocs, rails;
 
     loom_test_init(&argc, &argv, "test_stripe", 2, &rank, &nprocs);
-    rails = read_chunks(before);
+    rails = loom_pvar_read_rails("chunks", before);
     if (0 == rails) {
         loom_fail("loom's pvars btl_loom_rail<N>_chunks are missing: is loom loaded "
                   "(--mca btl self,loom)?");
@@ -98,12 +78,12 @@ int main(int argc, char **argv)
         exchange(rank);
     }
     LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    read_chunks(after);
-    for (int r = 0; r < MAX_RAILS; r++) {
+    loom_pvar_read_rails("chunks", after);
+    for (int r = 0; r < LOOM_TEST_MAX_RAILS; r++) {
         delta[r] = after[r] - before[r];
     }
-    LOOM_CHECK_MPI(MPI_Reduce(delta, total, MAX_RAILS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
-                              MPI_COMM_WORLD));
+    LOOM_CHECK_MPI(MPI_Reduce(delta, total, LOOM_TEST_MAX_RAILS, MPI_UNSIGNED_LONG_LONG,
+                              MPI_SUM, 0, MPI_COMM_WORLD));
     if (0 == rank) {
         for (int r = 0; r < rails; r++) {
             char name[64];
