@@ -217,6 +217,19 @@ static int loom_checked_put_allowed(loom_rail_t *rail, loom_peer_t *peer,
     return LOOM_ERR_STALE_KEY; /* registered without remote write */
 }
 
+/* Late writes of a failed connection, and pushes for a request that no
+ * longer waits (a striped get re-driven its chunk elsewhere and finished),
+ * come with rail failures: counted, logged at info.  Anything else refused
+ * is news, once per write (its last segment). */
+static int loom_checked_refusal_level(const loom_wire_put_t *put, int rc)
+{
+    if (LOOM_ERR_UNREACH == rc ||
+        (0 != put->request_id && (LOOM_ERR_NOT_FOUND == rc || LOOM_ERR_STALE_KEY == rc))) {
+        return LOOM_LOG_INFO;
+    }
+    return (put->hdr.flags & LOOM_WIRE_FLAG_LAST) ? LOOM_LOG_WARN : LOOM_LOG_DEBUG;
+}
+
 ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
@@ -247,12 +260,14 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
     } else {
         ++rail->stats.refused;
         ++rail->stats.writes_refused;
-        loom_log(engine, (put.hdr.flags & LOOM_WIRE_FLAG_LAST) ? LOOM_LOG_WARN : LOOM_LOG_DEBUG,
+        loom_log(engine, loom_checked_refusal_level(&put, rc),
                  "rail %s:%s: refused a write of %llu bytes at %#llx (region %llu) from "
                  "%#llx: %s", rail->info.tl_name, rail->info.dev_name,
                  (unsigned long long)total, (unsigned long long)loom_from_le64(put.addr),
                  (unsigned long long)loom_from_le64(put.region_id),
-                 (unsigned long long)peer->name, loom_strerror(rc));
+                 (unsigned long long)peer->name,
+                 (LOOM_ERR_UNREACH == rc) ? "late, of a connection taken out of use"
+                                          : loom_strerror(rc));
     }
     if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc ||
         0 == put.write_id) { /* write id 0: nobody waits for an answer */
@@ -302,8 +317,10 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
     }
     rc = loom_wire_to_rc(loom_from_le32(ack.status));
     if (LOOM_OK != rc) {
-        loom_log(rail->engine, LOOM_LOG_ERROR, "peer %#llx refused our write of %zu bytes "
-                 "at %#llx: %s", (unsigned long long)peer->name, op->length,
+        /* a push's requester decides what its refusal means, and knows it */
+        loom_log(rail->engine, (LOOM_OP_SERVE == op->kind) ? LOOM_LOG_INFO : LOOM_LOG_ERROR,
+                 "peer %#llx refused our write of %zu bytes at %#llx: %s",
+                 (unsigned long long)peer->name, op->length,
                  (unsigned long long)op->remote, loom_strerror(rc));
     }
     /* the requester completed its request when it answered */

@@ -408,6 +408,18 @@ int loom_pvar_read_rails(const char *counter,
     return rails;
 }
 
+unsigned long long loom_pvar_rails_total(const char *counter,
+                                         const unsigned long long *before)
+{
+    unsigned long long values[LOOM_TEST_MAX_RAILS], total = 0;
+    int rails = loom_pvar_read_rails(counter, values);
+
+    for (int r = 0; r < rails; r++) {
+        total += values[r] - (NULL != before ? before[r] : 0);
+    }
+    return total;
+}
+
 void loom_pvar_finalize(void)
 {
     if (!pvar_initialized) {

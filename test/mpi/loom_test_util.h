@@ -134,6 +134,11 @@ int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
 int loom_pvar_read_rails(const char *counter,
                          unsigned long long values[LOOM_TEST_MAX_RAILS]);
 
+/* a rail counter summed over the rails, less before[] (NULL: nothing),
+ * through loom_pvar_read_rails */
+unsigned long long loom_pvar_rails_total(const char *counter,
+                                         const unsigned long long *before);
+
 /* free the handles and session of loom_pvar_read_sum and finalize MPI_T;
  * called by loom_test_pass() and loom_test_skip() */
 void loom_pvar_finalize(void);

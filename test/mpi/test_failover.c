@@ -31,18 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A counter summed over the rails, since its first read (before[]). */
-static unsigned long long rails_total(const char *counter, const unsigned long long *before)
-{
-    unsigned long long values[LOOM_TEST_MAX_RAILS], total = 0;
-    int rails = loom_pvar_read_rails(counter, values);
-
-    for (int r = 0; r < rails; r++) {
-        total += values[r] - (NULL != before ? before[r] : 0);
-    }
-    return total;
-}
-
 int main(int argc, char **argv)
 {
     double seconds = 8, start, last, stall = 0, next_sample = 0;
@@ -124,8 +112,8 @@ int main(int argc, char **argv)
         }
         n++;
     }
-    mine[0] = rails_total("resent", resent_before);
-    mine[1] = rails_total("rejoins", rejoins_before);
+    mine[0] = loom_pvar_rails_total("resent", resent_before);
+    mine[1] = loom_pvar_rails_total("rejoins", rejoins_before);
     LOOM_CHECK_MPI(MPI_Reduce(mine, both, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 1,
                               MPI_COMM_WORLD));
     if (1 == rank) {
@@ -139,7 +127,7 @@ int main(int argc, char **argv)
         }
         printf("\nresent %llu\nrejoins %llu\n", both[0], both[1]);
 
-        total = rails_total("failovers", before);
+        total = loom_pvar_rails_total("failovers", before);
         loom_pvar_read_rails("failed_peers", failed); /* a level: read as it is */
         for (int r = 0; r < rails; r++) {
             out += (failed[r] > 0);

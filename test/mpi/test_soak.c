@@ -31,6 +31,9 @@
  *   "stream started" (once its first messages are posted),
  *   "rail_bytes <rail0> <rail1> ..." (bytes each loom rail brought in
  *   during the soak, all ranks; no numbers when loom is not in use),
+ *   "rail_failures <n> writes_refused <n>" (times a rail was taken out of
+ *   use for a peer, and write segments loom refused, e.g. late ones of a
+ *   connection out of use; all rails and ranks),
  *   "PASS test_soak messages <n> bytes <b> seconds <s>".
  */
 
@@ -421,7 +424,8 @@ static void soak_usage(const char *prog)
 int main(int argc, char **argv)
 {
     unsigned long long before[LOOM_TEST_MAX_RAILS], after[LOOM_TEST_MAX_RAILS];
-    unsigned long long rail_bytes[LOOM_TEST_MAX_RAILS], mine[2], all[2];
+    unsigned long long rail_bytes[LOOM_TEST_MAX_RAILS], mine[4], all[4];
+    unsigned long long failures0, refused0;
     double seconds = 60, stall = 60, start, deadline, next_watch, elapsed;
     int nslots, rails, opt, have_seed = 0, stopping = 0;
     MPI_Status *statuses;
@@ -495,6 +499,8 @@ int main(int argc, char **argv)
     }
 
     rails = loom_pvar_read_rails("bytes_received", before);
+    failures0 = loom_pvar_rails_total("failures", NULL);
+    refused0  = loom_pvar_rails_total("writes_refused", NULL);
     LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     start = next_watch = MPI_Wtime();
     deadline = start + seconds;
@@ -544,7 +550,9 @@ int main(int argc, char **argv)
     }
     mine[0] = soak_received;
     mine[1] = soak_bytes;
-    LOOM_CHECK_MPI(MPI_Reduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+    mine[2] = loom_pvar_rails_total("failures", NULL) - failures0;
+    mine[3] = loom_pvar_rails_total("writes_refused", NULL) - refused0;
+    LOOM_CHECK_MPI(MPI_Reduce(mine, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                               MPI_COMM_WORLD));
     LOOM_CHECK_MPI(MPI_Reduce(after, rail_bytes, LOOM_TEST_MAX_RAILS, MPI_UNSIGNED_LONG_LONG,
                               MPI_SUM, 0, MPI_COMM_WORLD));
@@ -553,7 +561,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < rails; r++) {
             printf(" %llu", rail_bytes[r]);
         }
-        printf("\n");
+        printf("\nrail_failures %llu writes_refused %llu\n", all[2], all[3]);
         fflush(stdout);
     }
     LOOM_CHECK_MPI(MPI_Comm_free(&soak_comm));
