@@ -36,6 +36,7 @@ typedef struct mca_btl_loom_component_t {
     bool  rails_repeat;       /* btl_loom_rails_repeat */
     int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
+    int   yield_after;        /* btl_loom_yield_after, us */
     bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */

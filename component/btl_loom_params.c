@@ -92,6 +92,14 @@ int mca_btl_loom_params_register(void)
                          "answers them; 0: UCX's settings; else 4-3600)",
                          OPAL_INFO_LVL_5, &c->tcp_keepalive);
 
+    c->yield_after = 50;
+    mca_btl_loom_reg_int("yield_after", "Microseconds of progress that finds nothing to do "
+                         "after which each further empty progress call yields the CPU "
+                         "(sched_yield): on tcp and soft-RoCE rails the kernel's network "
+                         "processing may be waiting for this core, and a rank spinning on it "
+                         "starves the very transfers it waits for (0: never yield; else "
+                         "1-1000000)", OPAL_INFO_LVL_5, &c->yield_after);
+
     c->stripe_threshold = 262144;
     mca_btl_loom_reg_int("stripe_threshold", "Puts and gets of at least this many bytes are "
                          "cut into chunks striped over every rail to the peer (0: never "
@@ -173,6 +181,7 @@ int mca_btl_loom_params_register(void)
         (0 != c->tcp_keepalive &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_keepalive", c->tcp_keepalive, 4,
                                                   3600)) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("yield_after", c->yield_after, 0, 1000000) ||
         (0 != c->stripe_threshold &&
          OPAL_SUCCESS != mca_btl_loom_check_range("stripe_threshold", c->stripe_threshold,
                                                   4096, 1 << 30)) ||

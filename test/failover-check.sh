@@ -22,11 +22,7 @@ vcluster_test_up 2
 
 # $1: time limit, $2: test_failover's arguments, $3: the rail for messages
 stream() {
-    timeout "$1" "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \
-        --map-by node --hostfile /run/loom-vcluster/hostfile \
-        --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
-        -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom \
-        --mca btl_loom_rails tcp:rail0,tcp:rail1 --mca btl_loom_am_rail $3 \
+    vcluster_mpirun "$1" --mca btl_loom_rails tcp:rail0,tcp:rail1 --mca btl_loom_am_rail $3 \
         "$bindir/test_failover" -t $2
 }
 # the stream has begun once rank 0 said so (start-up is slow under ASan)

@@ -14,11 +14,8 @@ seconds=60
 fail=0
 for rails in tcp:rail0,tcp:rail1 tcp:rail0,tcp:rail1,tcp:rail2; do
     start=$SECONDS
-    out=$(timeout $((seconds + 240)) "$src/contrib/vcluster-exec.sh" node0 mpirun \
-          --allow-run-as-root -np 2 --map-by node --hostfile /run/loom-vcluster/hostfile \
-          --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
-          -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom \
-          --mca btl_loom_rails $rails "$bindir/test_busy_peer" -t $seconds 2>&1)
+    out=$(vcluster_mpirun $((seconds + 240)) --mca btl_loom_rails $rails \
+          "$bindir/test_busy_peer" -t $seconds 2>&1)
     rc=$?
     if [ $rc -eq 0 ] && grep -q '^PASS test_busy_peer' <<<"$out"; then
         echo "PASS test_busy_peer (rank 0 computed $seconds s, rails $rails, $((SECONDS - start)) s)"

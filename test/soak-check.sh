@@ -45,11 +45,7 @@ flapper() {
 
 rm -f "$out.flaps" "$out.stop"
 start=$SECONDS
-timeout $((seconds + 180)) "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root \
-    -np 2 --map-by node --hostfile /run/loom-vcluster/hostfile \
-    --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
-    -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom \
-    --mca btl_loom_rails tcp:rail0,tcp:rail1,tcp:rail2 \
+vcluster_mpirun $((seconds + 180)) --mca btl_loom_rails tcp:rail0,tcp:rail1,tcp:rail2 \
     "$bindir/test_soak" -t "$seconds" -T 60 >"$out" 2>&1 &
 job=$!
 for i in $(seq 1 600); do

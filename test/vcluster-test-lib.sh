@@ -19,3 +19,15 @@ vcluster_test_up() {
     "$src/contrib/vcluster-up.sh" -n 2 -r "$1" >/dev/null || exit 1
     trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
 }
+
+# mpirun with one rank on each node, the runtime on mgmt and loom the only
+# BTL; $1: time limit in seconds, then mpirun's further arguments and the
+# program with its arguments.
+vcluster_mpirun() {
+    local limit=$1
+    shift
+    timeout "$limit" "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np 2 \
+        --map-by node --hostfile /run/loom-vcluster/hostfile \
+        --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
+        -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom "$@"
+}

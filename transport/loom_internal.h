@@ -237,6 +237,7 @@ struct loom_engine {
     size_t               addr_blob_len;
     bool                 in_progress;
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
+    uint64_t             last_busy;    /* when progress last found something to do */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
     loom_op_t           *owned_ops;    /* ops allocated by the engine, live */
     struct loom_stripe  *stripes;      /* striped transfers in progress */

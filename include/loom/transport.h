@@ -134,6 +134,10 @@ typedef struct loom_engine_config {
     unsigned      tcp_keepalive_s; /* tcp rails: an idle connection whose peer host
                                       does not answer for about this long fails
                                       (kernel keepalive); 0 = UCX's settings */
+    unsigned      yield_after_us;   /* progress that found nothing for this long
+                                       yields the CPU on each further empty call,
+                                       for the kernel's network processing that
+                                       may wait for this core (0: never) */
     size_t        stripe_threshold; /* puts/gets from this size are striped, 0 = never */
     size_t        stripe_chunk;     /* bytes per striped chunk */
     unsigned      stripe_depth;     /* chunks in flight per rail and peer */
