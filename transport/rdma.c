@@ -83,6 +83,7 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
     loom_engine_t *engine = peer->engine;
     loom_wire_push_req_t *req = (loom_wire_push_req_t *)op->msg;
     size_t key_size = loom_key_size(engine);
+    loom_wire_key_t fields;
     int rc;
 
     if (NULL == local_region) {
@@ -104,8 +105,9 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
     req->src_addr      = loom_le64(remote_addr);
     req->dst_addr      = loom_le64((uint64_t)(uintptr_t)local);
     req->length        = loom_le64((uint64_t)length);
-    req->src_region_id = key->region_id; /* both little-endian already */
-    req->src_epoch     = key->epoch;
+    fields = loom_key_fields(key);
+    req->src_region_id = fields.region_id; /* both little-endian already */
+    req->src_epoch     = fields.epoch;
     rc = loom_key_pack(local_region, req + 1, key_size);
     if (LOOM_OK != rc) {
         return rc;
