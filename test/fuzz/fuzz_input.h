@@ -11,6 +11,11 @@
  *          the bytes at the end of a ring slot, the contents of an ack box,
  *          an address blob or a packed key
  *
+ * Corpus (test/fuzz/corpus): seeds/ is gen_seeds.c's output; regressions/
+ * holds the inputs of defects found, named after them (unaligned-*: wire
+ * structs read in place at an AM payload's odd address; ucs-offsetof-*:
+ * UCX's offsetof through a null pointer on every ucs_list walk).
+ *
  * The fake peer is the process FUZZ_PEER_NAME; the engine under test is
  * FUZZ_SELF_NAME.  Both are connected over tcp:lo before the first input.
  */
