@@ -467,15 +467,17 @@ static loom_eager_box_t *loom_eager_rx_ack_box(loom_peer_t *peer, int rail,
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_box_t *box = loom_eager_box_get(engine);
+    loom_wire_key_t fields;
 
     if (NULL != box && LOOM_OK != loom_key_rkey(engine, box_key, rail, &box->rkey)) {
         loom_eager_box_put(engine, box);
         box = NULL;
     }
     if (NULL != box) {
+        fields             = loom_key_fields(box_key);
         box->rkey_rail     = rail;
-        box->remote_region = loom_from_le64(box_key->region_id);
-        box->remote_epoch  = box_key->epoch;
+        box->remote_region = loom_from_le64(fields.region_id);
+        box->remote_epoch  = fields.epoch;
     }
     return box;
 }

@@ -330,6 +330,7 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_tx_t *tx = &peer->eager.tx;
+    loom_wire_key_t fields;
     unsigned old = tx->phase, i;
     int rc;
 
@@ -342,9 +343,10 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
     if (LOOM_OK != rc) {
         return rc;
     }
+    fields            = loom_key_fields(key);
     tx->rkey_valid    = true;
-    tx->remote_region = loom_from_le64(key->region_id);
-    tx->remote_epoch  = key->epoch;
+    tx->remote_region = loom_from_le64(fields.region_id);
+    tx->remote_epoch  = fields.epoch;
     tx->slots = calloc(loom_from_le32(ack->slot_count), sizeof(*tx->slots));
     if (NULL == tx->slots) {
         return LOOM_ERR_NOMEM;

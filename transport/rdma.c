@@ -126,6 +126,7 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
                    const loom_wire_key_t *key, size_t length)
 {
     const loom_rail_info_t *info = &peer->engine->rails[rail].info;
+    loom_wire_key_t fields;
     uct_rkey_bundle_t rkey;
     int rc;
 
@@ -144,8 +145,9 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
     op->rail          = rail;
     op->rkey          = rkey;
     op->rkey_valid    = true;
-    op->remote_region = loom_from_le64(key->region_id);
-    op->remote_epoch  = key->epoch;
+    fields = loom_key_fields(key);
+    op->remote_region = loom_from_le64(fields.region_id);
+    op->remote_epoch  = fields.epoch;
     return loom_op_submit(peer, op);
 }
 
@@ -544,6 +546,7 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     loom_engine_t *engine = rail->engine;
     loom_wire_push_req_t req;
     const loom_wire_key_t *dst_key;
+    loom_wire_key_t dst_fields;
     loom_peer_t *dest, *notify;
     loom_region_t *region = NULL;
     uct_rkey_bundle_t rkey;
@@ -620,8 +623,9 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     op->memh       = region->memh[dest_rail];
     loom_serve_bind(op, region);
     op->id         = loom_from_le64(req.request_id);
-    op->remote_region = loom_from_le64(dst_key->region_id);
-    op->remote_epoch  = dst_key->epoch;
+    dst_fields        = loom_key_fields(dst_key);
+    op->remote_region = loom_from_le64(dst_fields.region_id);
+    op->remote_epoch  = dst_fields.epoch;
     op->notify     = notify->name;
     /* Issued from progress, not from inside this UCT callback. */
     loom_op_queue(dest, op);

@@ -208,7 +208,8 @@ int loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int r
  * a cheap check before a NIC is given the address; the owner checks again. */
 bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length)
 {
-    uint64_t base = loom_from_le64(key->base), size = loom_from_le64(key->length);
+    loom_wire_key_t fields = loom_key_fields(key);
+    uint64_t base = loom_from_le64(fields.base), size = loom_from_le64(fields.length);
 
     return addr >= base && length <= size && addr - base <= size - length;
 }
