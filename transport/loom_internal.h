@@ -297,6 +297,12 @@ void loom_rail_close(loom_rail_t *rail);
 int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
                           uct_iface_h *iface_p, uct_iface_attr_t *attr);
 int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
+typedef struct loom_am_handler {
+    uint8_t           id; /* enum loom_wire_type, the AM id */
+    uct_am_callback_t cb;
+} loom_am_handler_t;
+extern const loom_am_handler_t loom_am_handlers[];
+extern const size_t loom_am_handler_count;
 void loom_rail_wireup_open(loom_rail_t *rail);
 void loom_rail_wireup_close(loom_rail_t *rail);
 

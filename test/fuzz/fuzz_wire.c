@@ -1,8 +1,8 @@
 /*
  * libFuzzer target over every receiver of bytes a peer controls: the UCT
- * active-message handlers loom_rail_set_handlers() registers, the eager
- * ring slot parser, the ring ack box parser, the address blob parser and
- * the key parser.  Input format: fuzz_input.h.
+ * active-message handlers (loom_am_handlers, what loom_rail_set_handlers()
+ * registers), the eager ring slot parser, the ring ack box parser, the
+ * address blob parser and the key parser.  Input format: fuzz_input.h.
  *
  * One world (fuzz_world.h) is set up before the first input and kept: the
  * engine's state carries from one input to the next, as it does from one
@@ -16,10 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Messages held for a gap in the sequence numbers grow without bound (an
- * open defect of its own, issue 10 item 7): the fuzzer drops them past this
- * so that the run measures crashes, not that memory. */
-#define FUZZ_HELD_MAX 256
 #define FUZZ_MAX_INPUT 4096
 
 static fuzz_world_t fuzz_world;
@@ -30,21 +26,22 @@ static fuzz_world_t fuzz_world;
 static uint8_t fuzz_buf[FUZZ_MAX_INPUT + 16];
 #define FUZZ_ODD (fuzz_buf + 5)
 
-typedef ucs_status_t (*fuzz_am_cb_t)(void *arg, void *data, size_t length, unsigned flags);
-
-static const struct {
-    uint8_t      id;
-    fuzz_am_cb_t cb;
-} fuzz_am[] = {
-    [FUZZ_AM_SEND]       = {LOOM_WIRE_SEND,       loom_am_recv_send},
-    [FUZZ_AM_PUSH_REQ]   = {LOOM_WIRE_PUSH_REQ,   loom_push_req_recv},
-    [FUZZ_AM_PUSH_DONE]  = {LOOM_WIRE_PUSH_DONE,  loom_push_done_recv},
-    [FUZZ_AM_CONNECT]    = {LOOM_WIRE_CONNECT,    loom_connect_recv},
-    [FUZZ_AM_EAGER_REQ]  = {LOOM_WIRE_EAGER_REQ,  loom_eager_req_recv},
-    [FUZZ_AM_EAGER_NOTE] = {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
-    [FUZZ_AM_MSG_ACK]    = {LOOM_WIRE_MSG_ACK,    loom_msg_ack_recv},
-    [FUZZ_AM_PROBE]      = {LOOM_WIRE_PROBE,      loom_probe_recv},
+/* The AM id of each AM target; its handler is the engine's own
+ * (loom_am_handlers), found in LLVMFuzzerInitialize. */
+static const uint8_t fuzz_am_id[FUZZ_TARGET_COUNT] = {
+    [FUZZ_AM_SEND]       = LOOM_WIRE_SEND,
+    [FUZZ_AM_PUSH_REQ]   = LOOM_WIRE_PUSH_REQ,
+    [FUZZ_AM_PUSH_DONE]  = LOOM_WIRE_PUSH_DONE,
+    [FUZZ_AM_CONNECT]    = LOOM_WIRE_CONNECT,
+    [FUZZ_AM_EAGER_REQ]  = LOOM_WIRE_EAGER_REQ,
+    [FUZZ_AM_EAGER_NOTE] = LOOM_WIRE_EAGER_NOTE,
+    [FUZZ_AM_MSG_ACK]    = LOOM_WIRE_MSG_ACK,
+    [FUZZ_AM_PROBE]      = LOOM_WIRE_PROBE,
+    [FUZZ_AM_BYE]        = LOOM_WIRE_BYE,
+    [FUZZ_AM_PUT]        = LOOM_WIRE_PUT,
+    [FUZZ_AM_PUT_ACK]    = LOOM_WIRE_PUT_ACK,
 };
+static uct_am_callback_t fuzz_am_cb[FUZZ_TARGET_COUNT];
 
 /* ---- fields at a byte offset, little-endian, any alignment ------------------ */
 
@@ -92,14 +89,64 @@ static uint64_t fuzz_in_region(const void *base, uint64_t offset, size_t room)
 
 /* ---- active messages ------------------------------------------------------------ */
 
+static bool fuzz_flag(const uint8_t *msg, size_t length, uint8_t flag)
+{
+    return length >= sizeof(loom_wire_hdr_t) && (msg[offsetof(loom_wire_hdr_t, flags)] & flag);
+}
+
+/* A checked write: its epochs the expected ones; the write inside self's
+ * region and the segment inside the write (FUZZ_FIX_ADDR), or the range
+ * of the get of self's it answers (FUZZ_FIX_SEQ, LOOM_WIRE_FLAG_NOTIFY). */
+static void fuzz_fix_put(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+{
+    size_t seg = (length > sizeof(loom_wire_put_t)) ? length - sizeof(loom_wire_put_t) : 0;
+    loom_op_t *get = NULL;
+    uint64_t total, region_id;
+
+    if (fix & FUZZ_FIX_EPOCH) {
+        put32(msg, length, offsetof(loom_wire_put_t, region_epoch), w->self->epoch);
+    }
+    if (fix & FUZZ_FIX_SEQ) {
+        put32(msg, length, offsetof(loom_wire_put_t, rail_epoch), w->peer->rails[0].rail_epoch);
+        if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_NOTIFY) && NULL != (get = fuzz_world_get(w))) {
+            put64(msg, length, offsetof(loom_wire_put_t, request_id), get->id);
+            put64(msg, length, offsetof(loom_wire_put_t, addr), (uintptr_t)get->local);
+            put64(msg, length, offsetof(loom_wire_put_t, length), get->length);
+        }
+    }
+    if (!(fix & FUZZ_FIX_ADDR)) {
+        return;
+    }
+    if (NULL != get) {
+        total     = get->length;
+        region_id = loom_region_id(w->get_region);
+    } else {
+        total = get64(msg, length, offsetof(loom_wire_put_t, length)) % (FUZZ_REGION_BYTES + 1);
+        if (total < seg) {
+            total = seg;
+        }
+        region_id = loom_region_id(w->self_region);
+        put64(msg, length, offsetof(loom_wire_put_t, length), total);
+        put64(msg, length, offsetof(loom_wire_put_t, addr),
+              fuzz_in_region(w->self_mem, get64(msg, length, offsetof(loom_wire_put_t, addr)),
+                             total));
+    }
+    put64(msg, length, offsetof(loom_wire_put_t, region_id), region_id);
+    if (seg <= total) {
+        put64(msg, length, offsetof(loom_wire_put_t, offset),
+              get64(msg, length, offsetof(loom_wire_put_t, offset)) % (total - seg + 1));
+    }
+}
+
 static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg, size_t length)
 {
     loom_peer_t *peer = w->peer;
     size_t ack_bytes = LOOM_WIRE_ACK_BYTES(w->key_size);
+    loom_op_t *op;
 
     if ((fix & FUZZ_FIX_FLAGS) && length >= sizeof(loom_wire_hdr_t)) {
         msg[0] = LOOM_WIRE_VERSION; /* a header that passes: the body is fuzzed */
-        msg[1] = fuzz_am[target].id;
+        msg[1] = fuzz_am_id[target];
         put32(msg, length, offsetof(loom_wire_hdr_t, length),
               (uint32_t)(length - sizeof(loom_wire_hdr_t)));
     }
@@ -131,6 +178,12 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
         }
         if ((fix & FUZZ_FIX_KEY) && length >= sizeof(loom_wire_push_req_t) + w->key_size) {
             memcpy(msg + sizeof(loom_wire_push_req_t), w->other_key, w->key_size);
+        }
+        break;
+    case FUZZ_AM_PUSH_DONE:
+        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_get(w))) {
+            put64(msg, length, offsetof(loom_wire_push_done_t, request_id), op->id);
+            put64(msg, length, offsetof(loom_wire_push_done_t, length), op->length);
         }
         break;
     case FUZZ_AM_CONNECT:
@@ -166,7 +219,12 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
         break;
     case FUZZ_AM_MSG_ACK:
         if (fix & FUZZ_FIX_SEQ) {
+            bool reply = fuzz_flag(msg, length, LOOM_WIRE_FLAG_CONN_REPLY) &&
+                         0 != peer->msg.new_conn;
+
             put32(msg, length, offsetof(loom_wire_msg_ack_t, ack), peer->msg.tx_seq);
+            put32(msg, length, offsetof(loom_wire_msg_ack_t, conn),
+                  reply ? peer->msg.new_conn : peer->msg.rx_conn);
         }
         break;
     case FUZZ_AM_PROBE:
@@ -176,6 +234,19 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
         if (fix & FUZZ_FIX_SEQ) {
             put32(msg, length, offsetof(loom_wire_probe_t, rail_epoch),
                   peer->rails[0].rail_epoch);
+        }
+        break;
+    case FUZZ_AM_BYE:
+        if (fix & FUZZ_FIX_EPOCH) {
+            put32(msg, length, offsetof(loom_wire_bye_t, sender_epoch), peer->epoch);
+        }
+        break;
+    case FUZZ_AM_PUT:
+        fuzz_fix_put(w, fix, msg, length);
+        break;
+    case FUZZ_AM_PUT_ACK:
+        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_put(w))) {
+            put64(msg, length, offsetof(loom_wire_put_ack_t, write_id), op->write_id);
         }
         break;
     default:
@@ -208,7 +279,7 @@ static void fuzz_am_run(fuzz_world_t *w, int target, unsigned fix, const uint8_t
     memcpy(FUZZ_ODD, body, (length < want) ? length : want);
     length = want;
     fuzz_fix_am(w, target, fix, FUZZ_ODD, length);
-    (void)fuzz_am[target].cb(&w->self->rails[0], FUZZ_ODD, length, 0);
+    (void)fuzz_am_cb[target](&w->self->rails[0], FUZZ_ODD, length, 0);
 }
 
 /* ---- the ring slot: written as the fake peer's RDMA write would -------------------- */
@@ -300,7 +371,7 @@ static void fuzz_box_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, siz
 
 /* ---- blobs and keys ---------------------------------------------------------------- */
 
-static void fuzz_address_run(const uint8_t *body, size_t length)
+static void fuzz_address_run(unsigned fix, const uint8_t *body, size_t length)
 {
     const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
     const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
@@ -309,6 +380,12 @@ static void fuzz_address_run(const uint8_t *body, size_t length)
     int i;
 
     memcpy(FUZZ_ODD, body, length);
+    if ((fix & FUZZ_FIX_FLAGS) && length >= sizeof(addr)) {
+        /* a blob header that passes: the rail records are fuzzed */
+        put32(FUZZ_ODD, length, offsetof(loom_wire_addr_t, magic), LOOM_WIRE_ADDR_MAGIC);
+        put32(FUZZ_ODD, length, offsetof(loom_wire_addr_t, total_length), (uint32_t)length);
+        FUZZ_ODD[offsetof(loom_wire_addr_t, version)] = LOOM_WIRE_VERSION;
+    }
     if (LOOM_OK != loom_address_parse(FUZZ_ODD, length, &addr, rails, dev_addrs,
                                       iface_addrs)) {
         return;
@@ -343,10 +420,47 @@ static void fuzz_key_run(fuzz_world_t *w, const uint8_t *body, size_t length)
 
 /* ---- libFuzzer ------------------------------------------------------------------------ */
 
+/* Each target's handler, and every handler a target: a message type added
+ * to the engine without one here stops the fuzzer at once. */
+static void fuzz_am_bind(void)
+{
+    size_t i;
+    int t;
+
+    for (i = 0; i < loom_am_handler_count; ++i) {
+        for (t = 0; t < FUZZ_TARGET_COUNT; ++t) {
+            if (fuzz_am_id[t] == loom_am_handlers[i].id) {
+                fuzz_am_cb[t] = loom_am_handlers[i].cb;
+                break;
+            }
+        }
+        if (FUZZ_TARGET_COUNT == t) {
+            fprintf(stderr, "fuzz: AM id %u has no target in fuzz_input.h\n",
+                    loom_am_handlers[i].id);
+            abort();
+        }
+    }
+    for (t = 0; t < FUZZ_TARGET_COUNT; ++t) {
+        if (0 != fuzz_am_id[t] && NULL == fuzz_am_cb[t]) {
+            fprintf(stderr, "fuzz: target %d names AM id %u, which has no handler\n", t,
+                    fuzz_am_id[t]);
+            abort();
+        }
+    }
+}
+
+static void fuzz_report(void)
+{
+    fprintf(stderr, "fuzz: %lu messages delivered, %lu fresh pairs of engines\n",
+            fuzz_world.delivered, fuzz_world.resets);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    fuzz_am_bind();
+    atexit(fuzz_report);
     if (!fuzz_world_open(&fuzz_world)) {
         /* no tcp:lo here: nothing can be fuzzed */
         exit(77);
@@ -377,7 +491,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_box_run(w, fix, body, length);
         break;
     case FUZZ_ADDRESS:
-        fuzz_address_run(body, length);
+        fuzz_address_run(fix, body, length);
         break;
     case FUZZ_KEY:
         fuzz_key_run(w, body, length);
@@ -387,8 +501,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     fuzz_world_progress(w, 2);
-    if (w->peer->eager.rx.held_count > FUZZ_HELD_MAX) {
-        loom_eager_rx_held_drop(w->peer);
-    }
+    fuzz_world_check(w);
     return 0;
 }

@@ -64,6 +64,12 @@ static void seed_send(void)
     send.sender = loom_le64(0x7777); /* not connected: a stranger */
     memcpy(msg, &send, sizeof(send));
     seed_write("send-stranger", FUZZ_AM_SEND, 0, msg, length);
+    /* message 0 of another connection of the peer: kept, and the peer asked */
+    send.sender = loom_le64(FUZZ_PEER_NAME);
+    send.seq    = 0;
+    send.conn   = loom_le32(0x5a5a5a5a);
+    memcpy(msg, &send, sizeof(send));
+    seed_write("send-new-conn", FUZZ_AM_SEND, 0, msg, length);
 }
 
 static void seed_push(void)
@@ -93,6 +99,10 @@ static void seed_push(void)
     done.request_id = loom_le64(1);
     done.length     = loom_le64(256);
     seed_write("push-done", FUZZ_AM_PUSH_DONE, 0, &done, sizeof(done));
+    /* the answer to a get of the engine's under way */
+    seed_write("push-done-get", FUZZ_AM_PUSH_DONE, FUZZ_FIX_SEQ, &done, sizeof(done));
+    done.status = loom_le32(LOOM_WIRE_IO_ERROR);
+    seed_write("push-done-get-io", FUZZ_AM_PUSH_DONE, FUZZ_FIX_SEQ, &done, sizeof(done));
 }
 
 static void seed_connect(void)
@@ -167,6 +177,15 @@ static void seed_ack_probe(void)
     seed_write("msg-ack-ask", FUZZ_AM_MSG_ACK, FUZZ_FIX_SEQ, &ack, sizeof(ack));
     ack.hdr.flags = LOOM_WIRE_FLAG_ACK_REPLY;
     seed_write("msg-ack-reply", FUZZ_AM_MSG_ACK, FUZZ_FIX_SEQ, &ack, sizeof(ack));
+    ack.hdr.flags = LOOM_WIRE_FLAG_CONN_ASK;
+    seed_write("msg-ack-conn-ask", FUZZ_AM_MSG_ACK, FUZZ_FIX_SEQ, &ack, sizeof(ack));
+    /* names the connection asked about (send-new-conn) as the peer's */
+    ack.hdr.flags = LOOM_WIRE_FLAG_CONN_REPLY;
+    seed_write("msg-ack-conn-reply", FUZZ_AM_MSG_ACK, FUZZ_FIX_SEQ, &ack, sizeof(ack));
+    /* of a connection not the one in use: not for ours */
+    ack.hdr.flags = LOOM_WIRE_FLAG_ACK_ASK;
+    ack.conn      = loom_le32(0x5a5a5a5a);
+    seed_write("msg-ack-other-conn", FUZZ_AM_MSG_ACK, 0, &ack, sizeof(ack));
 
     for (i = 0; i < sizeof(kinds); ++i) {
         memset(&probe, 0, sizeof(probe));
@@ -177,6 +196,59 @@ static void seed_ack_probe(void)
         snprintf(name, sizeof(name), "probe-kind%u", kinds[i]);
         seed_write(name, FUZZ_AM_PROBE, FUZZ_FIX_EPOCH, &probe, sizeof(probe));
     }
+}
+
+static void seed_bye(void)
+{
+    loom_wire_bye_t bye;
+
+    memset(&bye, 0, sizeof(bye));
+    seed_hdr(&bye.hdr, LOOM_WIRE_BYE, sizeof(bye));
+    bye.sender = loom_le64(FUZZ_PEER_NAME);
+    seed_write("bye", FUZZ_AM_BYE, FUZZ_FIX_EPOCH, &bye, sizeof(bye));
+    /* of an earlier incarnation: refused */
+    bye.sender_epoch = loom_le32(0xdead);
+    seed_write("bye-other-epoch", FUZZ_AM_BYE, 0, &bye, sizeof(bye));
+}
+
+static void seed_put(void)
+{
+    uint8_t msg[SEED_MAX] = {0};
+    loom_wire_put_t put;
+    loom_wire_put_ack_t ack;
+    size_t seg = 128, i;
+    const unsigned fix_all = FUZZ_FIX_EPOCH | FUZZ_FIX_SEQ | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS;
+
+    for (i = 0; i < seg; ++i) {
+        msg[sizeof(put) + i] = (uint8_t)i;
+    }
+    memset(&put, 0, sizeof(put));
+    seed_hdr(&put.hdr, LOOM_WIRE_PUT, sizeof(put) + seg);
+    put.hdr.flags = LOOM_WIRE_FLAG_LAST;
+    put.sender    = loom_le64(FUZZ_PEER_NAME);
+    put.write_id  = loom_le64(1);
+    put.addr      = loom_le64(256);
+    put.length    = loom_le64(512);
+    put.offset    = loom_le64(384);
+    memcpy(msg, &put, sizeof(put));
+    seed_write("put-last", FUZZ_AM_PUT, fix_all, msg, sizeof(put) + seg);
+    seed_write("put-raw", FUZZ_AM_PUT, 0, msg, sizeof(put) + seg);
+    put.hdr.flags = 0; /* a segment before the last: no answer */
+    memcpy(msg, &put, sizeof(put));
+    seed_write("put-segment", FUZZ_AM_PUT, fix_all, msg, sizeof(put) + seg);
+    /* a push served to us: the data of our get, which it completes */
+    put.hdr.flags = LOOM_WIRE_FLAG_LAST | LOOM_WIRE_FLAG_NOTIFY;
+    memcpy(msg, &put, sizeof(put));
+    seed_write("put-notify", FUZZ_AM_PUT, fix_all, msg, sizeof(put) + seg);
+
+    memset(&ack, 0, sizeof(ack));
+    seed_hdr(&ack.hdr, LOOM_WIRE_PUT_ACK, sizeof(ack));
+    ack.sender   = loom_le64(FUZZ_PEER_NAME);
+    ack.write_id = loom_le64(1);
+    seed_write("put-ack", FUZZ_AM_PUT_ACK, FUZZ_FIX_SEQ, &ack, sizeof(ack));
+    seed_write("put-ack-unknown", FUZZ_AM_PUT_ACK, 0, &ack, sizeof(ack));
+    ack.status = loom_le32(LOOM_WIRE_STALE_KEY);
+    seed_write("put-ack-refused", FUZZ_AM_PUT_ACK, FUZZ_FIX_SEQ, &ack, sizeof(ack));
 }
 
 static void seed_ring(void)
@@ -234,6 +306,7 @@ static void seed_blobs(void)
     memcpy(blob, &addr, sizeof(addr));
     memcpy(blob + sizeof(addr), &rail, sizeof(rail));
     seed_write("address", FUZZ_ADDRESS, 0, blob, length);
+    seed_write("address-any-version", FUZZ_ADDRESS, FUZZ_FIX_FLAGS, blob, length);
 
     memset(&k, 0, sizeof(k));
     k.region_id   = loom_le64(1);
@@ -257,6 +330,8 @@ int main(int argc, char **argv)
     seed_connect();
     seed_eager();
     seed_ack_probe();
+    seed_bye();
+    seed_put();
     seed_ring();
     seed_blobs();
     return 0;
