@@ -63,26 +63,30 @@ int loom_address_pack(loom_engine_t *engine)
 
 /*
  * Check a received blob completely before any of it is used; on success
- * point into it (the rail records are copied out by the caller).
+ * copy its header to *addr_p and point into it for the rest (the rail
+ * records, at any alignment, are copied out by the caller).
  */
-int loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t **addr_p,
+int loom_address_parse(const void *blob, size_t length, loom_wire_addr_t *addr_p,
                        const loom_wire_rail_addr_t **rails_p,
                        const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p)
 {
-    const loom_wire_addr_t *addr = blob;
     const uint8_t *p, *end = (const uint8_t *)blob + length;
+    loom_wire_addr_t addr;
     int i;
 
-    if (NULL == blob || length < sizeof(*addr) ||
-        loom_from_le32(addr->magic) != LOOM_WIRE_ADDR_MAGIC ||
-        addr->version != LOOM_WIRE_VERSION ||
-        loom_from_le32(addr->total_length) != length ||
-        addr->rail_count == 0 || addr->rail_count > LOOM_MAX_RAILS ||
-        0 == addr->name) {
+    if (NULL == blob || length < sizeof(addr)) {
         return LOOM_ERR_INVALID;
     }
-    p = (const uint8_t *)(addr + 1);
-    for (i = 0; i < addr->rail_count; ++i) {
+    memcpy(&addr, blob, sizeof(addr)); /* the blob may sit at any alignment */
+    if (loom_from_le32(addr.magic) != LOOM_WIRE_ADDR_MAGIC ||
+        addr.version != LOOM_WIRE_VERSION ||
+        loom_from_le32(addr.total_length) != length ||
+        addr.rail_count == 0 || addr.rail_count > LOOM_MAX_RAILS ||
+        0 == addr.name) {
+        return LOOM_ERR_INVALID;
+    }
+    p = (const uint8_t *)blob + sizeof(addr);
+    for (i = 0; i < addr.rail_count; ++i) {
         loom_wire_rail_addr_t rail;
 
         if ((size_t)(end - p) < sizeof(rail)) {

@@ -244,16 +244,23 @@ static bool loom_eager_rx_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_
 /* An upper-layer message came by AM: deliver it now if it is the next one
  * of its sender, drop it if it was delivered before (sent again after a
  * rail failed), else keep a copy until the ones before it came. */
-void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *msg,
                       const void *payload, size_t length)
 {
-    uint64_t sender = loom_from_le64(hdr->sender);
-    loom_peer_t *peer = loom_peer_lookup(engine, sender);
-    uint32_t seq = loom_from_le32(hdr->seq);
-    bool ack_now = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_ACK_REQ);
+    /* msg is an AM payload, at any alignment: its fields are read from a copy */
+    loom_wire_send_t copy, *hdr = &copy;
+    loom_peer_t *peer;
+    uint64_t sender;
+    uint32_t seq;
+    bool ack_now;
     int order;
 
-    if (NULL == peer && loom_msg_stranger_keep(engine, rail, hdr, sizeof(*hdr) + length)) {
+    memcpy(&copy, (const void *)msg, sizeof(copy));
+    sender  = loom_from_le64(hdr->sender);
+    peer    = loom_peer_lookup(engine, sender);
+    seq     = loom_from_le32(hdr->seq);
+    ack_now = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_ACK_REQ);
+    if (NULL == peer && loom_msg_stranger_keep(engine, rail, hdr, payload, length)) {
         return; /* connected to its sender, then delivered, from progress */
     }
     if (NULL == peer) {
@@ -262,7 +269,7 @@ void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *h
         loom_msg_refuse(engine, rail, sender, "the process is not connected");
         return;
     }
-    if (!loom_msg_conn_check(peer, rail, hdr, length)) {
+    if (!loom_msg_conn_check(peer, rail, hdr, payload, length)) {
         return;
     }
     peer->msg.rx_kept = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_KEPT);
@@ -310,6 +317,7 @@ static const char *loom_eager_req_check(loom_peer_t *peer, int rail,
     size_t key_len = loom_from_le32(req->key_length);
     uint64_t box = loom_from_le64(req->box_addr), base, len;
     uint64_t ack_bytes = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
+    loom_wire_key_t fields;
 
     *key_p = NULL;
     if (key_len != loom_key_size(engine) || length != sizeof(*req) + key_len ||
@@ -317,12 +325,13 @@ static const char *loom_eager_req_check(loom_peer_t *peer, int rail,
         *key_p = NULL;
         return "malformed box key";
     }
-    if (loom_from_le32((*key_p)->epoch) != peer->epoch) {
+    fields = loom_key_fields(*key_p);
+    if (loom_from_le32(fields.epoch) != peer->epoch) {
         *key_p = NULL;
         return "box key of an earlier incarnation of the peer";
     }
-    base = loom_from_le64((*key_p)->base);
-    len  = loom_from_le64((*key_p)->length);
+    base = loom_from_le64(fields.base);
+    len  = loom_from_le64(fields.length);
     if (box < base || ack_bytes > len || box - base > len - ack_bytes) {
         *key_p = NULL;
         return "box outside the region its key names";
@@ -458,15 +467,17 @@ static loom_eager_box_t *loom_eager_rx_ack_box(loom_peer_t *peer, int rail,
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_box_t *box = loom_eager_box_get(engine);
+    loom_wire_key_t fields;
 
     if (NULL != box && LOOM_OK != loom_key_rkey(engine, box_key, rail, &box->rkey)) {
         loom_eager_box_put(engine, box);
         box = NULL;
     }
     if (NULL != box) {
+        fields             = loom_key_fields(box_key);
         box->rkey_rail     = rail;
-        box->remote_region = loom_from_le64(box_key->region_id);
-        box->remote_epoch  = box_key->epoch;
+        box->remote_region = loom_from_le64(fields.region_id);
+        box->remote_epoch  = fields.epoch;
     }
     return box;
 }

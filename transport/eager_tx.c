@@ -290,6 +290,7 @@ static const char *loom_eager_ack_check(loom_peer_t *peer, const loom_wire_eager
     uint32_t size = loom_from_le32(ack->slot_size), count = loom_from_le32(ack->slot_count);
     uint64_t addr = loom_from_le64(ack->ring_addr), base, len;
     size_t key_len = loom_from_le32(ack->key_length);
+    loom_wire_key_t fields;
 
     if (ack->version != LOOM_WIRE_VERSION) {
         return "wrong wire version";
@@ -311,11 +312,12 @@ static const char *loom_eager_ack_check(loom_peer_t *peer, const loom_wire_eager
         LOOM_OK != loom_key_parse(engine, ack + 1, key_len, key_p)) {
         return "malformed ring key";
     }
-    if (loom_from_le32((*key_p)->epoch) != peer->epoch) {
+    fields = loom_key_fields(*key_p);
+    if (loom_from_le32(fields.epoch) != peer->epoch) {
         return "ring key of an earlier incarnation of the peer";
     }
-    base = loom_from_le64((*key_p)->base);
-    len  = loom_from_le64((*key_p)->length);
+    base = loom_from_le64(fields.base);
+    len  = loom_from_le64(fields.length);
     if (addr < base || (uint64_t)size * count > len || addr - base > len - (uint64_t)size * count) {
         return "ring outside the region its key names";
     }
@@ -328,6 +330,7 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_tx_t *tx = &peer->eager.tx;
+    loom_wire_key_t fields;
     unsigned old = tx->phase, i;
     int rc;
 
@@ -340,9 +343,10 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
     if (LOOM_OK != rc) {
         return rc;
     }
+    fields            = loom_key_fields(key);
     tx->rkey_valid    = true;
-    tx->remote_region = loom_from_le64(key->region_id);
-    tx->remote_epoch  = key->epoch;
+    tx->remote_region = loom_from_le64(fields.region_id);
+    tx->remote_epoch  = fields.epoch;
     tx->slots = calloc(loom_from_le32(ack->slot_count), sizeof(*tx->slots));
     if (NULL == tx->slots) {
         return LOOM_ERR_NOMEM;

@@ -12,7 +12,15 @@
 #include <ucs/async/async_fwd.h>
 
 #include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
 #include <time.h>
+
+/* UCX's list and container macros compute member offsets through a null
+ * pointer, which UBSan (clang) reports at every list walk of ours; the
+ * standard offsetof gives the same value without it. */
+#undef ucs_offsetof
+#define ucs_offsetof(_type, _member) offsetof(_type, _member)
 
 /* What striping learns about a rail: its rate, measured over windows of
  * time in which it had chunks in flight (loom_now_ns times). */
@@ -290,6 +298,12 @@ void loom_rail_close(loom_rail_t *rail);
 int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
                           uct_iface_h *iface_p, uct_iface_attr_t *attr);
 int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
+typedef struct loom_am_handler {
+    uint8_t           id; /* enum loom_wire_type, the AM id */
+    uct_am_callback_t cb;
+} loom_am_handler_t;
+extern const loom_am_handler_t loom_am_handlers[];
+extern const size_t loom_am_handler_count;
 void loom_rail_wireup_open(loom_rail_t *rail);
 void loom_rail_wireup_close(loom_rail_t *rail);
 
@@ -305,7 +319,7 @@ int  loom_rails_select(loom_engine_t *engine, const char *spec, int max_rails,
 
 /* address.c */
 int  loom_address_pack(loom_engine_t *engine);
-int  loom_address_parse(const void *blob, size_t length, const loom_wire_addr_t **addr_p,
+int  loom_address_parse(const void *blob, size_t length, loom_wire_addr_t *addr_p,
                         const loom_wire_rail_addr_t **rails_p,
                         const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p);
 
@@ -348,7 +362,7 @@ bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
 bool loom_msg_resend_progress(loom_peer_t *peer);
 void loom_msg_peer_fini(loom_peer_t *peer);
 bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
-                         size_t length);
+                         const void *payload, size_t length);
 void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
 void loom_msg_conn_ask(loom_peer_t *peer, int rail);
 void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
@@ -357,7 +371,8 @@ bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);
 void loom_msg_watch(loom_engine_t *engine);
 void loom_msg_idle_acks(loom_engine_t *engine);
 void loom_msg_owed_forget(loom_peer_t *peer);
-bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, size_t length);
+bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+                            const void *payload, size_t length);
 int  loom_msg_strangers_progress(loom_engine_t *engine);
 void loom_msg_strangers_free(loom_engine_t *engine);
 /* a is after b, in the wrapping sequence numbers of a direction */
@@ -404,6 +419,15 @@ int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
                     const loom_wire_key_t **key_p);
 int  loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int rail,
                    uct_rkey_bundle_t *bundle);
+/* The fixed part of a key, copied out: keys sit at any alignment inside the
+ * messages that carry them, so their fields are never read in place. */
+static inline loom_wire_key_t loom_key_fields(const void *key)
+{
+    loom_wire_key_t fields;
+
+    memcpy(&fields, key, sizeof(fields));
+    return fields;
+}
 int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch,
                        uint64_t addr, uint64_t length, loom_region_t **region_p);
 bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length);

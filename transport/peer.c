@@ -195,7 +195,7 @@ static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *d
     return LOOM_OK;
 }
 
-static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *conn);
+static void loom_connect_apply(loom_peer_t *peer, const void *msg);
 
 /* Does the peer's rail record pair with our rail: same transport and model,
  * addresses of our sizes (UCT reads that many bytes from them)? */
@@ -216,7 +216,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
 {
     const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
     const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
-    const loom_wire_addr_t *addr;
+    loom_wire_addr_t addr;
     loom_early_t *early;
     loom_peer_t *peer;
     int rc, i, connected = 0;
@@ -227,7 +227,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
                  length);
         return rc;
     }
-    peer = loom_peer_lookup(engine, loom_from_le64(addr->name));
+    peer = loom_peer_lookup(engine, loom_from_le64(addr.name));
     if (NULL != peer) {
         ++peer->refcount;
         *peer_p = peer;
@@ -238,8 +238,8 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
         return LOOM_ERR_NOMEM;
     }
     peer->engine   = engine;
-    peer->name     = loom_from_le64(addr->name);
-    peer->epoch    = loom_from_le32(addr->epoch);
+    peer->name     = loom_from_le64(addr.name);
+    peer->epoch    = loom_from_le32(addr.epoch);
     peer->refcount = 1;
     peer->msg.tx_conn = loom_random_id();
     peer->addr_blob = malloc(length);
@@ -252,7 +252,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     peer->addr_blob_len = length;
     loom_eager_peer_init(peer);
     /* Rail i pairs with the peer's rail i when both run the same transport. */
-    for (i = 0; i < engine->rail_count && i < addr->rail_count; ++i) {
+    for (i = 0; i < engine->rail_count && i < addr.rail_count; ++i) {
         loom_wire_rail_addr_t remote;
 
         memcpy(&remote, rails[i], sizeof(remote));
@@ -292,7 +292,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     if (NULL != early) {
         for (i = 0; i < LOOM_MAX_RAILS; ++i) {
             if (early->length[i] > 0) {
-                loom_connect_apply(peer, (const loom_wire_connect_t *)early->msg[i]);
+                loom_connect_apply(peer, early->msg[i]);
             }
         }
         free(early);
@@ -593,12 +593,18 @@ ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags)
 
 /* ---- connect-to-ep address exchange ----------------------------------------- */
 
-static void loom_connect_apply(loom_peer_t *peer, const loom_wire_connect_t *conn)
+/* msg is a checked CONNECT message, at any alignment (an AM payload): its
+ * fixed part is read from an aligned copy. */
+static void loom_connect_apply(loom_peer_t *peer, const void *msg)
 {
-    int index = loom_from_le16(conn->rail_index);
+    loom_wire_connect_t copy, *conn = &copy;
+    const uint8_t *dev_addr = (const uint8_t *)msg + sizeof(copy);
     loom_peer_rail_t *prail;
-    const uint8_t *dev_addr = (const uint8_t *)(conn + 1);
     ucs_status_t status;
+    int index;
+
+    memcpy(&copy, msg, sizeof(copy));
+    index = loom_from_le16(conn->rail_index);
 
     if (index >= peer->engine->rail_count || NULL == peer->rails[index].ep ||
         !peer->engine->rails[index].info.connect_to_ep) {

@@ -10,34 +10,35 @@
 /* Bytes loom puts in front of every AM payload. */
 #define LOOM_AM_OVERHEAD sizeof(loom_wire_send_t)
 
+/* The receiver of each message type of wire.h (the wire fuzzer feeds the
+ * same table). */
+const loom_am_handler_t loom_am_handlers[] = {
+    {LOOM_WIRE_SEND,      loom_am_recv_send},
+    {LOOM_WIRE_PUSH_REQ,  loom_push_req_recv},
+    {LOOM_WIRE_PUSH_DONE, loom_push_done_recv},
+    {LOOM_WIRE_CONNECT,   loom_connect_recv},
+    {LOOM_WIRE_EAGER_REQ, loom_eager_req_recv},
+    {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
+    {LOOM_WIRE_MSG_ACK,   loom_msg_ack_recv},
+    {LOOM_WIRE_PROBE,     loom_probe_recv},
+    {LOOM_WIRE_BYE,       loom_bye_recv},
+    {LOOM_WIRE_PUT,       loom_checked_put_recv},
+    {LOOM_WIRE_PUT_ACK,   loom_put_ack_recv},
+};
+const size_t loom_am_handler_count = sizeof(loom_am_handlers) / sizeof(loom_am_handlers[0]);
+
 int loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface)
 {
-    static const struct {
-        uint8_t id;
-        uct_am_callback_t cb;
-    } handlers[] = {
-        {LOOM_WIRE_SEND,      loom_am_recv_send},
-        {LOOM_WIRE_PUSH_REQ,  loom_push_req_recv},
-        {LOOM_WIRE_PUSH_DONE, loom_push_done_recv},
-        {LOOM_WIRE_CONNECT,   loom_connect_recv},
-        {LOOM_WIRE_EAGER_REQ, loom_eager_req_recv},
-        {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
-        {LOOM_WIRE_MSG_ACK,   loom_msg_ack_recv},
-        {LOOM_WIRE_PROBE,     loom_probe_recv},
-        {LOOM_WIRE_BYE,       loom_bye_recv},
-        {LOOM_WIRE_PUT,       loom_checked_put_recv},
-        {LOOM_WIRE_PUT_ACK,   loom_put_ack_recv},
-    };
     ucs_status_t status;
     size_t i;
 
-    for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); ++i) {
-        status = uct_iface_set_am_handler(iface, handlers[i].id, handlers[i].cb,
-                                          rail, 0);
+    for (i = 0; i < loom_am_handler_count; ++i) {
+        status = uct_iface_set_am_handler(iface, loom_am_handlers[i].id,
+                                          loom_am_handlers[i].cb, rail, 0);
         if (UCS_OK != status) {
             loom_log(rail->engine, LOOM_LOG_ERROR, "rail %s:%s: cannot set AM handler "
                      "%u: %s", rail->info.tl_name, rail->info.dev_name,
-                     handlers[i].id, ucs_status_string(status));
+                     loom_am_handlers[i].id, ucs_status_string(status));
             return LOOM_ERR_IO;
         }
     }

@@ -83,6 +83,7 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
     loom_engine_t *engine = peer->engine;
     loom_wire_push_req_t *req = (loom_wire_push_req_t *)op->msg;
     size_t key_size = loom_key_size(engine);
+    loom_wire_key_t fields;
     int rc;
 
     if (NULL == local_region) {
@@ -104,8 +105,9 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
     req->src_addr      = loom_le64(remote_addr);
     req->dst_addr      = loom_le64((uint64_t)(uintptr_t)local);
     req->length        = loom_le64((uint64_t)length);
-    req->src_region_id = key->region_id; /* both little-endian already */
-    req->src_epoch     = key->epoch;
+    fields = loom_key_fields(key);
+    req->src_region_id = fields.region_id; /* both little-endian already */
+    req->src_epoch     = fields.epoch;
     rc = loom_key_pack(local_region, req + 1, key_size);
     if (LOOM_OK != rc) {
         return rc;
@@ -124,6 +126,7 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
                    const loom_wire_key_t *key, size_t length)
 {
     const loom_rail_info_t *info = &peer->engine->rails[rail].info;
+    loom_wire_key_t fields;
     uct_rkey_bundle_t rkey;
     int rc;
 
@@ -142,8 +145,9 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
     op->rail          = rail;
     op->rkey          = rkey;
     op->rkey_valid    = true;
-    op->remote_region = loom_from_le64(key->region_id);
-    op->remote_epoch  = key->epoch;
+    fields = loom_key_fields(key);
+    op->remote_region = loom_from_le64(fields.region_id);
+    op->remote_epoch  = fields.epoch;
     return loom_op_submit(peer, op);
 }
 
@@ -542,6 +546,7 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     loom_engine_t *engine = rail->engine;
     loom_wire_push_req_t req;
     const loom_wire_key_t *dst_key;
+    loom_wire_key_t dst_fields;
     loom_peer_t *dest, *notify;
     loom_region_t *region = NULL;
     uct_rkey_bundle_t rkey;
@@ -618,8 +623,9 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     op->memh       = region->memh[dest_rail];
     loom_serve_bind(op, region);
     op->id         = loom_from_le64(req.request_id);
-    op->remote_region = loom_from_le64(dst_key->region_id);
-    op->remote_epoch  = dst_key->epoch;
+    dst_fields        = loom_key_fields(dst_key);
+    op->remote_region = loom_from_le64(dst_fields.region_id);
+    op->remote_epoch  = dst_fields.epoch;
     op->notify     = notify->name;
     /* Issued from progress, not from inside this UCT callback. */
     loom_op_queue(dest, op);

@@ -153,27 +153,29 @@ int loom_key_pack(const loom_region_t *region, void *buf, size_t size)
 int loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
                    const loom_wire_key_t **key_p)
 {
-    const loom_wire_key_t *key = buf;
+    const uint8_t *slots = (const uint8_t *)buf + sizeof(loom_wire_key_t);
+    loom_wire_key_t key;
     size_t rails, stride, i;
 
-    if (NULL == buf || size < sizeof(*key)) {
+    if (NULL == buf || size < sizeof(key)) {
         return LOOM_ERR_INVALID;
     }
-    rails  = loom_from_le16(key->rail_count);
-    stride = loom_from_le16(key->rkey_stride);
-    if (0 == loom_from_le64(key->region_id) || rails > LOOM_MAX_RAILS ||
-        stride < LOOM_WIRE_KEY_SLOT_HDR || size < sizeof(*key) + rails * stride) {
+    key    = loom_key_fields(buf);
+    rails  = loom_from_le16(key.rail_count);
+    stride = loom_from_le16(key.rkey_stride);
+    if (0 == loom_from_le64(key.region_id) || rails > LOOM_MAX_RAILS ||
+        stride < LOOM_WIRE_KEY_SLOT_HDR || size < sizeof(key) + rails * stride) {
         return LOOM_ERR_INVALID;
     }
     for (i = 0; i < rails; ++i) {
         uint16_t len;
-        memcpy(&len, (const uint8_t *)(key + 1) + i * stride, sizeof(len));
+        memcpy(&len, slots + i * stride, sizeof(len));
         if (loom_from_le16(len) > stride - LOOM_WIRE_KEY_SLOT_HDR) {
             return LOOM_ERR_INVALID;
         }
     }
     (void)engine;
-    *key_p = key;
+    *key_p = buf;
     return LOOM_OK;
 }
 
@@ -181,16 +183,17 @@ int loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
 int loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int rail,
                   uct_rkey_bundle_t *bundle)
 {
-    size_t stride = loom_from_le16(key->rkey_stride);
+    loom_wire_key_t fields = loom_key_fields(key);
+    size_t stride = loom_from_le16(fields.rkey_stride);
     const uint8_t *slot;
     uint8_t rkey_buf[LOOM_OP_MSG_MAX];
     ucs_status_t status;
     uint16_t len;
 
-    if (rail >= loom_from_le16(key->rail_count)) {
+    if (rail >= loom_from_le16(fields.rail_count)) {
         return LOOM_ERR_STALE_KEY; /* the owner has no key for this rail */
     }
-    slot = (const uint8_t *)(key + 1) + (size_t)rail * stride;
+    slot = (const uint8_t *)key + sizeof(fields) + (size_t)rail * stride;
     memcpy(&len, slot, sizeof(len));
     len = loom_from_le16(len);
     if (len < engine->rails[rail].md_attr.rkey_packed_size || len > sizeof(rkey_buf)) {
@@ -205,7 +208,8 @@ int loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int r
  * a cheap check before a NIC is given the address; the owner checks again. */
 bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length)
 {
-    uint64_t base = loom_from_le64(key->base), size = loom_from_le64(key->length);
+    loom_wire_key_t fields = loom_key_fields(key);
+    uint64_t base = loom_from_le64(fields.base), size = loom_from_le64(fields.length);
 
     return addr >= base && length <= size && addr - base <= size - length;
 }

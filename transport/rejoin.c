@@ -55,13 +55,13 @@ static int loom_rejoin_ep_create(loom_peer_t *peer, int index, uct_ep_h *ep_p)
 {
     const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
     const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
-    const loom_wire_addr_t *addr;
+    loom_wire_addr_t addr;
     uct_ep_params_t params;
     ucs_status_t status;
 
     if (LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
                                       dev_addrs, iface_addrs) ||
-        index >= addr->rail_count) {
+        index >= addr.rail_count) {
         return LOOM_ERR_INVALID;
     }
     memset(&params, 0, sizeof(params));

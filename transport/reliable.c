@@ -157,18 +157,22 @@ typedef struct loom_msg_copy {
     uint8_t  data[];
 } loom_msg_copy_t;
 
+/* hdr is the message's header (an aligned copy), payload its length bytes
+ * after it (as they came, at any alignment). */
 static bool loom_msg_copy_add(loom_msg_copy_t **head, loom_msg_copy_t **tail, int rail,
-                              const void *msg, size_t length)
+                              const loom_wire_send_t *hdr, const void *payload,
+                              size_t length)
 {
-    loom_msg_copy_t *copy = malloc(sizeof(*copy) + length);
+    loom_msg_copy_t *copy = malloc(sizeof(*copy) + sizeof(*hdr) + length);
 
     if (NULL == copy) {
         return false;
     }
     copy->next   = NULL;
     copy->rail   = rail;
-    copy->length = length;
-    memcpy(copy->data, msg, length);
+    copy->length = sizeof(*hdr) + length;
+    memcpy(copy->data, hdr, sizeof(*hdr));
+    memcpy(copy->data + sizeof(*hdr), payload, length);
     if (NULL == *tail) {
         *head = copy;
     } else {
@@ -224,9 +228,11 @@ static void loom_msg_new_conn_drop(loom_peer_t *peer)
  * into one message, and the real peer's next one would then wait for ever.
  * Until the answer, the new connection's messages are kept (as many as may
  * be ahead of order).  True when the message is of the connection in use.
+ * hdr is an aligned copy of the message's header, payload the rest as it
+ * came.
  */
 bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
-                         size_t length)
+                         const void *payload, size_t length)
 {
     loom_msg_state_t *msg = &peer->msg;
     uint32_t conn = loom_from_le32(hdr->conn), seq = loom_from_le32(hdr->seq);
@@ -253,7 +259,7 @@ bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hd
                             "not confirmed yet");
         return false;
     }
-    if (loom_msg_copy_add(&msg->new_head, &msg->new_tail, rail, hdr, sizeof(*hdr) + length)) {
+    if (loom_msg_copy_add(&msg->new_head, &msg->new_tail, rail, hdr, payload, length)) {
         ++msg->new_count;
     }
     return false;
@@ -390,10 +396,9 @@ bool loom_msg_resend_progress(loom_peer_t *peer)
  * (within one progress a real peer sends a handful).  False if its sender
  * cannot be looked for; true if it is kept, or dropped at the bound.
  */
-bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, size_t length)
+bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+                            const void *payload, size_t length)
 {
-    const loom_wire_send_t *hdr = msg;
-
     if (NULL == engine->config.peer_find_cb || engine->strangers_running) {
         return false;
     }
@@ -402,8 +407,8 @@ bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const void *msg, si
                             "a message of a process not connected");
         return true;
     }
-    if (!loom_msg_copy_add(&engine->strangers_head, &engine->strangers_tail, rail, msg,
-                           length)) {
+    if (!loom_msg_copy_add(&engine->strangers_head, &engine->strangers_tail, rail, hdr,
+                           payload, length)) {
         return false;
     }
     ++engine->strangers_count;

@@ -1,0 +1,74 @@
+/*
+ * Input format of the loom wire fuzzer (fuzz_wire.c), shared with the seed
+ * corpus generator (gen_seeds.c).
+ *
+ * byte 0   which receiver gets the rest (enum fuzz_target, modulo the count)
+ * byte 1   FUZZ_FIX_* bits: fields the harness overwrites with values only
+ *          known at run time (epochs, keys, addresses, the sequence numbers
+ *          expected next), so that well-formed inputs reach past the checks
+ *          a random value cannot pass; without them the bytes go as they are
+ * byte 2-  the message as it arrives: an AM payload (wire header first),
+ *          the bytes at the end of a ring slot, the contents of an ack box,
+ *          an address blob or a packed key
+ *
+ * Corpus (test/fuzz/corpus): seeds/ is gen_seeds.c's output; regressions/
+ * holds the inputs of defects found, named after them (unaligned-*: wire
+ * structs read in place at an AM payload's odd address; ucs-offsetof-*:
+ * UCX's offsetof through a null pointer on every ucs_list walk;
+ * checked-write-finished-twice: an op failed with its rail finished again
+ * as the rail's endpoint closed, losing the completion behind it).
+ *
+ * The fake peer is the process FUZZ_PEER_NAME; the engine under test is
+ * FUZZ_SELF_NAME.  Both are connected over tcp:lo before the first input.
+ */
+#ifndef LOOM_FUZZ_INPUT_H
+#define LOOM_FUZZ_INPUT_H
+
+#define FUZZ_SELF_NAME 0x1001u
+#define FUZZ_PEER_NAME 0x2002u
+#define FUZZ_HDR_BYTES 2
+
+enum fuzz_target {
+    FUZZ_AM_SEND,       /* the AM handlers, one per id of wire.h */
+    FUZZ_AM_PUSH_REQ,
+    FUZZ_AM_PUSH_DONE,
+    FUZZ_AM_CONNECT,
+    FUZZ_AM_EAGER_REQ,
+    FUZZ_AM_EAGER_NOTE,
+    FUZZ_AM_MSG_ACK,
+    FUZZ_AM_PROBE,
+    FUZZ_RING_SLOT,     /* written at the end of the next slot of our ring */
+    FUZZ_ACK_BOX,       /* written into the box of our pending ring request */
+    FUZZ_ADDRESS,       /* loom_address_parse */
+    FUZZ_KEY,           /* loom_key_parse, then unpacked for rail 0 */
+    /* AM handlers added later, appended so that a committed input keeps
+     * its meaning */
+    FUZZ_AM_BYE,
+    FUZZ_AM_PUT,
+    FUZZ_AM_PUT_ACK,
+    FUZZ_TARGET_COUNT
+};
+
+/* sender_epoch / src_epoch / region_epoch: the epoch of the process they
+ * name */
+#define FUZZ_FIX_EPOCH 0x01u
+/* the key that follows the message (push request, ring request, ack) is
+ * replaced by a valid key of a region of the fake peer; the message is cut
+ * or padded to the length that key makes it */
+#define FUZZ_FIX_KEY   0x02u
+/* address fields are offsets into the regions they must fall in; region
+ * ids are replaced by the live ones */
+#define FUZZ_FIX_ADDR  0x04u
+/* sequence numbers, ring generation, connection ids and rail epochs: the
+ * ones expected next (SEND, slot, ring request, note, MSG_ACK, probe,
+ * PUT; a CONN_REPLY names the connection asked about); request and write
+ * ids: those of an operation of self's waiting for that answer (PUSH_DONE,
+ * PUT_ACK, a PUT with LOOM_WIRE_FLAG_NOTIFY, which also takes the range of
+ * the get it answers), started for it if none waits */
+#define FUZZ_FIX_SEQ   0x08u
+/* ring slot and ack box: head and tail flags stamped where they belong;
+ * active messages: a wire header that passes (version, type, length);
+ * address blob: a blob header that passes (magic, version, length) */
+#define FUZZ_FIX_FLAGS 0x10u
+
+#endif

@@ -1,0 +1,506 @@
+/*
+ * libFuzzer target over every receiver of bytes a peer controls: the UCT
+ * active-message handlers (loom_am_handlers, what loom_rail_set_handlers()
+ * registers), the eager ring slot parser, the ring ack box parser, the
+ * address blob parser and the key parser.  Input format: fuzz_input.h.
+ *
+ * One world (fuzz_world.h) is set up before the first input and kept: the
+ * engine's state carries from one input to the next, as it does from one
+ * message to the next.  After each input both engines progress, so that
+ * what the input queued (replies, serves, ring changes) runs too.
+ */
+#include "fuzz_input.h"
+#include "fuzz_world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_MAX_INPUT 4096
+
+static fuzz_world_t fuzz_world;
+
+/* UCT hands AM payloads at any alignment (tcp: right after a 5-byte
+ * header); the fuzzer gives them an odd one so that UBSan sees every
+ * unaligned read of a wire struct. */
+static uint8_t fuzz_buf[FUZZ_MAX_INPUT + 16];
+#define FUZZ_ODD (fuzz_buf + 5)
+
+/* The AM id of each AM target; its handler is the engine's own
+ * (loom_am_handlers), found in LLVMFuzzerInitialize. */
+static const uint8_t fuzz_am_id[FUZZ_TARGET_COUNT] = {
+    [FUZZ_AM_SEND]       = LOOM_WIRE_SEND,
+    [FUZZ_AM_PUSH_REQ]   = LOOM_WIRE_PUSH_REQ,
+    [FUZZ_AM_PUSH_DONE]  = LOOM_WIRE_PUSH_DONE,
+    [FUZZ_AM_CONNECT]    = LOOM_WIRE_CONNECT,
+    [FUZZ_AM_EAGER_REQ]  = LOOM_WIRE_EAGER_REQ,
+    [FUZZ_AM_EAGER_NOTE] = LOOM_WIRE_EAGER_NOTE,
+    [FUZZ_AM_MSG_ACK]    = LOOM_WIRE_MSG_ACK,
+    [FUZZ_AM_PROBE]      = LOOM_WIRE_PROBE,
+    [FUZZ_AM_BYE]        = LOOM_WIRE_BYE,
+    [FUZZ_AM_PUT]        = LOOM_WIRE_PUT,
+    [FUZZ_AM_PUT_ACK]    = LOOM_WIRE_PUT_ACK,
+};
+static uct_am_callback_t fuzz_am_cb[FUZZ_TARGET_COUNT];
+
+/* ---- fields at a byte offset, little-endian, any alignment ------------------ */
+
+static void put32(uint8_t *msg, size_t length, size_t offset, uint32_t value)
+{
+    if (offset + sizeof(value) <= length) {
+        value = loom_le32(value);
+        memcpy(msg + offset, &value, sizeof(value));
+    }
+}
+
+static void put64(uint8_t *msg, size_t length, size_t offset, uint64_t value)
+{
+    if (offset + sizeof(value) <= length) {
+        value = loom_le64(value);
+        memcpy(msg + offset, &value, sizeof(value));
+    }
+}
+
+static uint64_t get64(const uint8_t *msg, size_t length, size_t offset)
+{
+    uint64_t value = 0;
+
+    if (offset + sizeof(value) <= length) {
+        memcpy(&value, msg + offset, sizeof(value));
+    }
+    return loom_from_le64(value);
+}
+
+static void put16(uint8_t *msg, size_t length, size_t offset, uint16_t value)
+{
+    if (offset + sizeof(value) <= length) {
+        value = loom_le16(value);
+        memcpy(msg + offset, &value, sizeof(value));
+    }
+}
+
+/* An address inside the region of this base, room bytes before its end. */
+static uint64_t fuzz_in_region(const void *base, uint64_t offset, size_t room)
+{
+    size_t span = (room < FUZZ_REGION_BYTES) ? FUZZ_REGION_BYTES - room + 1 : 1;
+
+    return (uint64_t)(uintptr_t)base + offset % span;
+}
+
+/* ---- active messages ------------------------------------------------------------ */
+
+static bool fuzz_flag(const uint8_t *msg, size_t length, uint8_t flag)
+{
+    return length >= sizeof(loom_wire_hdr_t) && (msg[offsetof(loom_wire_hdr_t, flags)] & flag);
+}
+
+/* A checked write: its epochs the expected ones; the write inside self's
+ * region and the segment inside the write (FUZZ_FIX_ADDR), or the range
+ * of the get of self's it answers (FUZZ_FIX_SEQ, LOOM_WIRE_FLAG_NOTIFY). */
+static void fuzz_fix_put(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+{
+    size_t seg = (length > sizeof(loom_wire_put_t)) ? length - sizeof(loom_wire_put_t) : 0;
+    loom_op_t *get = NULL;
+    uint64_t total, region_id;
+
+    if (fix & FUZZ_FIX_EPOCH) {
+        put32(msg, length, offsetof(loom_wire_put_t, region_epoch), w->self->epoch);
+    }
+    if (fix & FUZZ_FIX_SEQ) {
+        put32(msg, length, offsetof(loom_wire_put_t, rail_epoch), w->peer->rails[0].rail_epoch);
+        if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_NOTIFY) && NULL != (get = fuzz_world_get(w))) {
+            put64(msg, length, offsetof(loom_wire_put_t, request_id), get->id);
+            put64(msg, length, offsetof(loom_wire_put_t, addr), (uintptr_t)get->local);
+            put64(msg, length, offsetof(loom_wire_put_t, length), get->length);
+        }
+    }
+    if (!(fix & FUZZ_FIX_ADDR)) {
+        return;
+    }
+    if (NULL != get) {
+        total     = get->length;
+        region_id = loom_region_id(w->get_region);
+    } else {
+        total = get64(msg, length, offsetof(loom_wire_put_t, length)) % (FUZZ_REGION_BYTES + 1);
+        if (total < seg) {
+            total = seg;
+        }
+        region_id = loom_region_id(w->self_region);
+        put64(msg, length, offsetof(loom_wire_put_t, length), total);
+        put64(msg, length, offsetof(loom_wire_put_t, addr),
+              fuzz_in_region(w->self_mem, get64(msg, length, offsetof(loom_wire_put_t, addr)),
+                             total));
+    }
+    put64(msg, length, offsetof(loom_wire_put_t, region_id), region_id);
+    if (seg <= total) {
+        put64(msg, length, offsetof(loom_wire_put_t, offset),
+              get64(msg, length, offsetof(loom_wire_put_t, offset)) % (total - seg + 1));
+    }
+}
+
+static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg, size_t length)
+{
+    loom_peer_t *peer = w->peer;
+    size_t ack_bytes = LOOM_WIRE_ACK_BYTES(w->key_size);
+    loom_op_t *op;
+
+    if ((fix & FUZZ_FIX_FLAGS) && length >= sizeof(loom_wire_hdr_t)) {
+        msg[0] = LOOM_WIRE_VERSION; /* a header that passes: the body is fuzzed */
+        msg[1] = fuzz_am_id[target];
+        put32(msg, length, offsetof(loom_wire_hdr_t, length),
+              (uint32_t)(length - sizeof(loom_wire_hdr_t)));
+    }
+    switch (target) {
+    case FUZZ_AM_SEND:
+        if (fix & FUZZ_FIX_SEQ) {
+            put32(msg, length, offsetof(loom_wire_send_t, seq), peer->msg.rx_seq);
+            if (0 != peer->msg.rx_conn) {
+                put32(msg, length, offsetof(loom_wire_send_t, conn), peer->msg.rx_conn);
+            }
+        }
+        break;
+    case FUZZ_AM_PUSH_REQ:
+        if (fix & FUZZ_FIX_EPOCH) {
+            put32(msg, length, offsetof(loom_wire_push_req_t, src_epoch), w->self->epoch);
+        }
+        if (fix & FUZZ_FIX_ADDR) {
+            uint64_t len = get64(msg, length, offsetof(loom_wire_push_req_t, length)) %
+                           (FUZZ_REGION_BYTES + 1);
+            put64(msg, length, offsetof(loom_wire_push_req_t, length), len);
+            put64(msg, length, offsetof(loom_wire_push_req_t, src_region_id),
+                  loom_region_id(w->self_region));
+            put64(msg, length, offsetof(loom_wire_push_req_t, src_addr),
+                  fuzz_in_region(w->self_mem, get64(msg, length,
+                                 offsetof(loom_wire_push_req_t, src_addr)), len));
+            put64(msg, length, offsetof(loom_wire_push_req_t, dst_addr),
+                  fuzz_in_region(w->other_mem, get64(msg, length,
+                                 offsetof(loom_wire_push_req_t, dst_addr)), len));
+        }
+        if ((fix & FUZZ_FIX_KEY) && length >= sizeof(loom_wire_push_req_t) + w->key_size) {
+            memcpy(msg + sizeof(loom_wire_push_req_t), w->other_key, w->key_size);
+        }
+        break;
+    case FUZZ_AM_PUSH_DONE:
+        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_get(w))) {
+            put64(msg, length, offsetof(loom_wire_push_done_t, request_id), op->id);
+            put64(msg, length, offsetof(loom_wire_push_done_t, length), op->length);
+        }
+        break;
+    case FUZZ_AM_CONNECT:
+        if (fix & FUZZ_FIX_EPOCH) {
+            put32(msg, length, offsetof(loom_wire_connect_t, sender_epoch), peer->epoch);
+        }
+        break;
+    case FUZZ_AM_EAGER_REQ:
+        if (fix & FUZZ_FIX_ADDR) {
+            put64(msg, length, offsetof(loom_wire_eager_req_t, box_addr),
+                  fuzz_in_region(w->other_mem, get64(msg, length,
+                                 offsetof(loom_wire_eager_req_t, box_addr)), ack_bytes));
+        }
+        if ((fix & FUZZ_FIX_KEY) && length >= sizeof(loom_wire_eager_req_t) + w->key_size) {
+            memcpy(msg + sizeof(loom_wire_eager_req_t), w->other_key, w->key_size);
+            put32(msg, length, offsetof(loom_wire_eager_req_t, key_length),
+                  (uint32_t)w->key_size);
+        }
+        if (fix & FUZZ_FIX_SEQ) {
+            uint32_t next = peer->eager.rx.served_seq + 1;
+            put32(msg, length, offsetof(loom_wire_eager_req_t, req_seq), next ? next : 1);
+            put32(msg, length, offsetof(loom_wire_eager_req_t, ring_before),
+                  peer->eager.rx.ring_recv);
+        }
+        break;
+    case FUZZ_AM_EAGER_NOTE:
+        if ((fix & FUZZ_FIX_SEQ) && length >= sizeof(loom_wire_eager_note_t)) {
+            uint16_t credits;
+            memcpy(&credits, msg + offsetof(loom_wire_eager_note_t, credits), sizeof(credits));
+            put16(msg, length, offsetof(loom_wire_eager_note_t, credits),
+                  LOOM_WIRE_CREDITS(peer->eager.tx.gen, loom_from_le16(credits)));
+        }
+        break;
+    case FUZZ_AM_MSG_ACK:
+        if (fix & FUZZ_FIX_SEQ) {
+            bool reply = fuzz_flag(msg, length, LOOM_WIRE_FLAG_CONN_REPLY) &&
+                         0 != peer->msg.new_conn;
+
+            put32(msg, length, offsetof(loom_wire_msg_ack_t, ack), peer->msg.tx_seq);
+            put32(msg, length, offsetof(loom_wire_msg_ack_t, conn),
+                  reply ? peer->msg.new_conn : peer->msg.rx_conn);
+        }
+        break;
+    case FUZZ_AM_PROBE:
+        if (fix & FUZZ_FIX_EPOCH) {
+            put32(msg, length, offsetof(loom_wire_probe_t, sender_epoch), peer->epoch);
+        }
+        if (fix & FUZZ_FIX_SEQ) {
+            put32(msg, length, offsetof(loom_wire_probe_t, rail_epoch),
+                  peer->rails[0].rail_epoch);
+        }
+        break;
+    case FUZZ_AM_BYE:
+        if (fix & FUZZ_FIX_EPOCH) {
+            put32(msg, length, offsetof(loom_wire_bye_t, sender_epoch), peer->epoch);
+        }
+        break;
+    case FUZZ_AM_PUT:
+        fuzz_fix_put(w, fix, msg, length);
+        break;
+    case FUZZ_AM_PUT_ACK:
+        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_put(w))) {
+            put64(msg, length, offsetof(loom_wire_put_ack_t, write_id), op->write_id);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* With FUZZ_FIX_KEY, a message followed by a key is cut or zero-padded to
+ * the length its key makes it (the key size is known only at run time). */
+static size_t fuzz_am_length(const fuzz_world_t *w, int target, unsigned fix, size_t length)
+{
+    if (!(fix & FUZZ_FIX_KEY)) {
+        return length;
+    }
+    if (FUZZ_AM_PUSH_REQ == target) {
+        return sizeof(loom_wire_push_req_t) + w->key_size;
+    }
+    if (FUZZ_AM_EAGER_REQ == target) {
+        return sizeof(loom_wire_eager_req_t) + w->key_size;
+    }
+    return length;
+}
+
+static void fuzz_am_run(fuzz_world_t *w, int target, unsigned fix, const uint8_t *body,
+                        size_t length)
+{
+    size_t want = fuzz_am_length(w, target, fix, length);
+
+    memset(FUZZ_ODD, 0, want);
+    memcpy(FUZZ_ODD, body, (length < want) ? length : want);
+    length = want;
+    fuzz_fix_am(w, target, fix, FUZZ_ODD, length);
+    (void)fuzz_am_cb[target](&w->self->rails[0], FUZZ_ODD, length, 0);
+}
+
+/* ---- the ring slot: written as the fake peer's RDMA write would -------------------- */
+
+static void fuzz_slot_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, size_t length)
+{
+    loom_eager_rx_t *rx = &w->peer->eager.rx;
+    uint32_t flag, slot_len;
+    size_t max_len, n;
+    uint8_t *end;
+
+    if (!fuzz_world_ring(w)) {
+        return;
+    }
+    end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
+    n   = (length < rx->mem.slot_size) ? length : rx->mem.slot_size;
+    memcpy(end - n, body, n);
+    if (!(fix & FUZZ_FIX_FLAGS)) {
+        return;
+    }
+    /* the foot names a length that fits the slot; both flags where they belong */
+    flag    = loom_eager_flag(rx->ring_recv);
+    max_len = rx->mem.slot_size - LOOM_WIRE_SLOT_BYTES(0);
+    memcpy(&slot_len, end - sizeof(loom_wire_slot_foot_t), sizeof(slot_len));
+    slot_len = (uint32_t)(loom_from_le32(slot_len) % (max_len + 1));
+    put32(end - sizeof(loom_wire_slot_foot_t), sizeof(loom_wire_slot_foot_t),
+          offsetof(loom_wire_slot_foot_t, length), slot_len);
+    put32(end - sizeof(loom_wire_slot_foot_t), sizeof(loom_wire_slot_foot_t),
+          offsetof(loom_wire_slot_foot_t, tail), flag);
+    end -= LOOM_WIRE_SLOT_BYTES(slot_len);
+    put32(end, sizeof(loom_wire_slot_t), offsetof(loom_wire_slot_t, head), flag);
+    if (fix & FUZZ_FIX_SEQ) {
+        put32(end, sizeof(loom_wire_slot_t), offsetof(loom_wire_slot_t, seq),
+              w->peer->msg.rx_seq);
+        end[offsetof(loom_wire_slot_t, gen)] = rx->gen;
+    }
+}
+
+/* ---- the ack box of a ring request of ours ------------------------------------------ */
+
+static void fuzz_box_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, size_t length)
+{
+    loom_engine_t *engine = w->self;
+    loom_eager_tx_t *tx = &w->peer->eager.tx;
+    size_t ack_bytes = LOOM_WIRE_ACK_BYTES(w->key_size), n;
+    uint8_t *box;
+
+    /* a request of ours under way, as loom_eager_tx_request leaves it
+     * (not sent: the fake peer's answer would race the input's bytes) */
+    if (NULL == tx->box && NULL == (tx->box = loom_eager_box_get(engine))) {
+        return;
+    }
+    if (!tx->pending) {
+        tx->req_seq  = (0 == tx->req_seq + 1) ? 1 : tx->req_seq + 1;
+        tx->want     = (0 == tx->phase) ? 1 : 0;
+        tx->pending  = true;
+        tx->req_time = loom_now_ns();
+        loom_eager_activate(w->peer);
+    }
+    box = tx->box->mem;
+    n   = (length < engine->eager.box_size) ? length : engine->eager.box_size;
+    memcpy(box, body, n);
+    if (fix & FUZZ_FIX_SEQ) {
+        loom_wire_eager_ack_t ack;
+
+        memcpy(&ack, box, sizeof(ack));
+        ack.version    = LOOM_WIRE_VERSION;
+        ack.phase      = (uint8_t)tx->want;
+        ack.key_length = loom_le32((uint32_t)w->key_size);
+        if (0 != tx->want) {
+            ack.slot_size  = loom_le32(engine->config.eager_phases[tx->want - 1].slot_size);
+            ack.slot_count = loom_le32(engine->config.eager_phases[tx->want - 1].slot_count);
+        }
+        memcpy(box, &ack, sizeof(ack));
+    }
+    if (fix & FUZZ_FIX_ADDR) {
+        uint64_t ring = get64(box, ack_bytes, offsetof(loom_wire_eager_ack_t, ring_addr));
+        put64(box, ack_bytes, offsetof(loom_wire_eager_ack_t, ring_addr),
+              fuzz_in_region(w->other_mem, ring, 1024 * 8));
+    }
+    if (fix & FUZZ_FIX_KEY) {
+        memcpy(box + sizeof(loom_wire_eager_ack_t), w->other_key, w->key_size);
+    }
+    if (fix & FUZZ_FIX_FLAGS) {
+        put32(box, ack_bytes, offsetof(loom_wire_eager_ack_t, head), tx->req_seq);
+        put32(box, ack_bytes, ack_bytes - sizeof(uint32_t), tx->req_seq);
+    }
+}
+
+/* ---- blobs and keys ---------------------------------------------------------------- */
+
+static void fuzz_address_run(unsigned fix, const uint8_t *body, size_t length)
+{
+    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
+    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
+    loom_wire_addr_t addr;
+    volatile uint8_t sink = 0;
+    int i;
+
+    memcpy(FUZZ_ODD, body, length);
+    if ((fix & FUZZ_FIX_FLAGS) && length >= sizeof(addr)) {
+        /* a blob header that passes: the rail records are fuzzed */
+        put32(FUZZ_ODD, length, offsetof(loom_wire_addr_t, magic), LOOM_WIRE_ADDR_MAGIC);
+        put32(FUZZ_ODD, length, offsetof(loom_wire_addr_t, total_length), (uint32_t)length);
+        FUZZ_ODD[offsetof(loom_wire_addr_t, version)] = LOOM_WIRE_VERSION;
+    }
+    if (LOOM_OK != loom_address_parse(FUZZ_ODD, length, &addr, rails, dev_addrs,
+                                      iface_addrs)) {
+        return;
+    }
+    /* what the parser vouched for is read whole, as loom_peer_connect does */
+    for (i = 0; i < addr.rail_count; ++i) {
+        loom_wire_rail_addr_t rail;
+        size_t j;
+
+        memcpy(&rail, rails[i], sizeof(rail));
+        for (j = 0; j < loom_from_le16(rail.dev_addr_len); ++j) {
+            sink ^= dev_addrs[i][j];
+        }
+        for (j = 0; j < loom_from_le16(rail.iface_addr_len); ++j) {
+            sink ^= iface_addrs[i][j];
+        }
+    }
+    (void)sink;
+}
+
+static void fuzz_key_run(fuzz_world_t *w, const uint8_t *body, size_t length)
+{
+    const loom_wire_key_t *key;
+    uct_rkey_bundle_t bundle;
+
+    memcpy(FUZZ_ODD, body, length);
+    if (LOOM_OK == loom_key_parse(w->self, FUZZ_ODD, length, &key) &&
+        LOOM_OK == loom_key_rkey(w->self, key, 0, &bundle)) {
+        uct_rkey_release(w->self->rails[0].component, &bundle);
+    }
+}
+
+/* ---- libFuzzer ------------------------------------------------------------------------ */
+
+/* Each target's handler, and every handler a target: a message type added
+ * to the engine without one here stops the fuzzer at once. */
+static void fuzz_am_bind(void)
+{
+    size_t i;
+    int t;
+
+    for (i = 0; i < loom_am_handler_count; ++i) {
+        for (t = 0; t < FUZZ_TARGET_COUNT; ++t) {
+            if (fuzz_am_id[t] == loom_am_handlers[i].id) {
+                fuzz_am_cb[t] = loom_am_handlers[i].cb;
+                break;
+            }
+        }
+        if (FUZZ_TARGET_COUNT == t) {
+            fprintf(stderr, "fuzz: AM id %u has no target in fuzz_input.h\n",
+                    loom_am_handlers[i].id);
+            abort();
+        }
+    }
+    for (t = 0; t < FUZZ_TARGET_COUNT; ++t) {
+        if (0 != fuzz_am_id[t] && NULL == fuzz_am_cb[t]) {
+            fprintf(stderr, "fuzz: target %d names AM id %u, which has no handler\n", t,
+                    fuzz_am_id[t]);
+            abort();
+        }
+    }
+}
+
+static void fuzz_report(void)
+{
+    fprintf(stderr, "fuzz: %lu messages delivered, %lu fresh pairs of engines\n",
+            fuzz_world.delivered, fuzz_world.resets);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_am_bind();
+    atexit(fuzz_report);
+    if (!fuzz_world_open(&fuzz_world)) {
+        /* no tcp:lo here: nothing can be fuzzed */
+        exit(77);
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_world_t *w = &fuzz_world;
+    const uint8_t *body = data + FUZZ_HDR_BYTES;
+    size_t length;
+    int target;
+    unsigned fix;
+
+    if (size < FUZZ_HDR_BYTES || size > FUZZ_MAX_INPUT) {
+        return 0;
+    }
+    target = data[0] % FUZZ_TARGET_COUNT;
+    fix    = data[1];
+    length = size - FUZZ_HDR_BYTES;
+    fuzz_world_heal(w);
+    switch (target) {
+    case FUZZ_RING_SLOT:
+        fuzz_slot_run(w, fix, body, length);
+        break;
+    case FUZZ_ACK_BOX:
+        fuzz_box_run(w, fix, body, length);
+        break;
+    case FUZZ_ADDRESS:
+        fuzz_address_run(fix, body, length);
+        break;
+    case FUZZ_KEY:
+        fuzz_key_run(w, body, length);
+        break;
+    default:
+        fuzz_am_run(w, target, fix, body, length);
+        break;
+    }
+    fuzz_world_progress(w, 2);
+    fuzz_world_check(w);
+    return 0;
+}
