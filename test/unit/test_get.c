@@ -177,6 +177,9 @@ static void get_direction(unit_ctx_t *ctx, get_side_t *side, bool requester)
         unit_send(ctx, &tot, sizeof(tot));
     } else {
         unit_recv(ctx, &tot, sizeof(tot));
+        /* the requester completes on the data; a serve is counted when the
+         * requester's acknowledgement of it comes back */
+        UNIT_WAIT(ctx, after->pushes_served - before.pushes_served >= tot.count);
         CHECK_UEQ(after->pushes_served - before.pushes_served, tot.count);
         CHECK_UEQ(after->bytes_sent - before.bytes_sent, tot.bytes);
         CHECK_UEQ(after->gets, before.gets);
