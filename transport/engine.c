@@ -108,6 +108,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     ucs_list_head_init(&engine->acks_owed);
     ucs_list_head_init(&engine->busy_peers);
     ucs_list_head_init(&engine->retired);
+    ucs_list_head_init(&engine->failing);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {
@@ -543,6 +544,9 @@ int loom_engine_progress(loom_engine_t *engine)
     }
     engine->in_progress = true;
     count  = (int)uct_worker_progress(engine->worker);
+    if (!ucs_list_is_empty(&engine->failing)) {
+        count += loom_peer_failures_progress(engine);
+    }
     if (NULL != engine->strangers_head) {
         count += loom_msg_strangers_progress(engine);
     }

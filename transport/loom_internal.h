@@ -131,6 +131,7 @@ typedef struct loom_peer_rail {
     bool     rejoin_counted;  /* failed and counted in engine->failed_rails */
     bool     down_told;       /* failed because the peer said it failed it */
     bool     to_close;        /* failed: its endpoint is closed from progress */
+    ucs_status_t fail_status; /* failed: why, for its handling from progress */
     loom_op_t *wire_ops;      /* RDMA ops waiting for a completion on ep */
     uint64_t last_landed;     /* when a chunk last landed (or the watch began) */
     uint64_t landed_mark;     /* peer->chunks_landed when last_landed was set */
@@ -154,6 +155,8 @@ struct loom_peer {
                                      being drained (loom_engine_drain_queues) */
     ucs_list_link_t  busy_link;
     ucs_list_link_t  retired_link; /* on engine->retired once disconnected */
+    uint32_t         fail_pending; /* rails marked failed, not handled yet ... */
+    ucs_list_link_t  fail_link;    /* ... while on engine->failing */
     size_t           outstanding;
     struct loom_stripe *stripes_waiting; /* for room on a rail to this peer */
     bool             lost;        /* every rail failed; reported */
@@ -238,6 +241,7 @@ struct loom_engine {
                                             not connected yet (loom_early_t) */
     ucs_list_link_t      busy_peers;   /* peers with a non-empty queue */
     ucs_list_link_t      retired;      /* disconnected with operations pending */
+    ucs_list_link_t      failing;      /* peers with rails failed, to handle */
     loom_op_t           *done_head;    /* ops whose callback is due */
     loom_op_t           *done_tail;
     size_t               outstanding;
@@ -409,6 +413,7 @@ void loom_peer_choose_am_rail(loom_peer_t *peer);
 void loom_peer_next_am_rail(loom_peer_t *peer);
 int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
+int  loom_peer_failures_progress(loom_engine_t *engine);
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);

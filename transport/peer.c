@@ -303,6 +303,15 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
 
 static void loom_peer_retire(loom_peer_t *peer);
 
+/* A peer that goes is no longer handled. */
+static void loom_peer_failures_forget(loom_peer_t *peer)
+{
+    if (0 != peer->fail_pending) {
+        peer->fail_pending = 0;
+        ucs_list_del(&peer->fail_link);
+    }
+}
+
 /* Push requests to the peer (on one rail, or all: -1) waiting for an answer
  * that can no longer come fail now. */
 static void loom_peer_fail_requests(loom_peer_t *peer, int rail)
@@ -427,6 +436,7 @@ void loom_peer_disconnect(loom_peer_t *peer)
         loom_peer_drop_queued(peer);  /* and of what they queued meanwhile */
     }
     loom_rejoin_peer_fini(peer);
+    loom_peer_failures_forget(peer);
     loom_peer_close_eps(peer);
     loom_hash_remove(&engine->peers, peer->name);
     loom_eager_peer_fini(peer); /* nothing can land in its rings now */
@@ -519,6 +529,14 @@ static void loom_peer_rail_report(loom_peer_t *peer, int rail, ucs_status_t stat
              ucs_status_string(status));
 }
 
+/*
+ * A rail to the peer failed.  Whoever finds it (a send, a completion, a
+ * handler, the rail watch) only marks it: the rail is out of use at once,
+ * messages take another rail, those it carried are to be sent again first;
+ * the rest, which drops rings, fails operations, tells the peer and may
+ * report the peer lost to the upper layer, runs from progress alone
+ * (loom_peer_failures_progress), never underneath the caller.
+ */
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
@@ -529,23 +547,52 @@ void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
     if (prail->failed) {
         return;
     }
-    prail->failed = true;
-    prail->usable = false;
-    loom_rejoin_rail_failed(peer, rail); /* closes the endpoint from progress */
-    loom_peer_rail_report(peer, rail, status);
-    loom_eager_rail_failed(peer, rail);
+    prail->failed      = true;
+    prail->usable      = false;
+    prail->fail_status = status;
     if (peer->am_rail == rail) {
         loom_peer_choose_am_rail(peer);
     }
-    loom_peer_fail_requests(peer, rail);
-    if (loom_peer_closing(peer)) {
-        return; /* nothing more goes to it: nothing to send again nor to tell */
-    }
-    if (carried && !peer->rails[peer->am_rail].failed) {
+    if (carried && !loom_peer_closing(peer) && !peer->rails[peer->am_rail].failed) {
         loom_msg_resend_start(peer);
     }
+    if (0 == peer->fail_pending) {
+        ucs_list_add_tail(&peer->engine->failing, &peer->fail_link);
+    }
+    peer->fail_pending |= 1u << rail;
+}
+
+/* The handling of a failed rail, from progress. */
+static void loom_peer_rail_failed(loom_peer_t *peer, int rail)
+{
+    loom_rejoin_rail_failed(peer, rail); /* closes the endpoint from progress */
+    loom_peer_rail_report(peer, rail, peer->rails[rail].fail_status);
+    loom_eager_rail_failed(peer, rail);
+    loom_peer_fail_requests(peer, rail);
+    if (loom_peer_closing(peer)) {
+        return; /* nothing more goes to it: nothing to tell */
+    }
     loom_rejoin_tell_down(peer, rail);
-    loom_peer_check_lost(peer);
+    loom_peer_check_lost(peer); /* last: the upper layer may disconnect the peer */
+}
+
+int loom_peer_failures_progress(loom_engine_t *engine)
+{
+    loom_peer_t *peer;
+    int rail, count = 0;
+
+    /* the head again every time: a handling may mark more, or take a peer away */
+    while (!ucs_list_is_empty(&engine->failing)) {
+        peer = ucs_list_head(&engine->failing, loom_peer_t, fail_link);
+        rail = __builtin_ctz(peer->fail_pending);
+        peer->fail_pending &= ~(1u << rail);
+        if (0 == peer->fail_pending) {
+            ucs_list_del(&peer->fail_link);
+        }
+        loom_peer_rail_failed(peer, rail);
+        ++count;
+    }
+    return count;
 }
 
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status)
