@@ -260,6 +260,11 @@ void loom_op_finish(loom_op_t *op, int status)
     /* whatever finishes it, no answer or completion may find it now */
     if (LOOM_OP_PUSH_REQ == op->kind) {
         loom_hash_remove(&engine->requests, op->id);
+        if (LOOM_STAGE_WAIT == op->stage) {
+            --op->peer->push_reqs; /* sent, and answered or given up */
+        }
+    } else if (LOOM_OP_SERVE == op->kind) {
+        --op->peer->serves;
     }
     loom_checked_put_forget(op);
     loom_wire_untrack(op);

@@ -170,12 +170,19 @@ struct loom_peer {
     void            *addr_blob;   /* its address, for fresh endpoints */
     size_t           addr_blob_len;
     unsigned         refusals;    /* answers to refused requests waiting to leave */
+    unsigned         push_reqs;   /* our push requests to it waiting for an answer */
+    unsigned         serves;      /* serves queued or in flight towards it */
 };
 
 /* Messages of processes not connected yet, kept until we connected. */
 #define LOOM_STRANGERS_MAX 1024
 /* Refusals of a peer's requests waiting to leave, per peer. */
 #define LOOM_REFUSALS_MAX 256
+
+/* Push requests a process keeps unanswered at one owner, and serves an
+ * owner keeps queued or in flight towards one destination: requesters wait
+ * below it, so only a broken or hostile one reaches the owner's bound. */
+#define LOOM_PUSH_WINDOW 1024
 
 /* CONNECT messages that arrived before we connected to their sender. */
 #define LOOM_EARLY_CONNECTS_MAX 4096

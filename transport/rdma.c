@@ -371,11 +371,15 @@ int loom_rdma_advance(loom_op_t *op)
     op->comp.status = UCS_OK;
 
     if (LOOM_OP_PUSH_REQ == op->kind) {
+        if (op->peer->push_reqs >= LOOM_PUSH_WINDOW) {
+            return LOOM_ERR_AGAIN; /* the owner takes no more: wait for answers */
+        }
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;
         rc = loom_am_issue(op->peer, op->rail, LOOM_WIRE_PUSH_REQ, NULL, &iov, 1);
         if (LOOM_OK == rc) {
             op->stage = LOOM_STAGE_WAIT; /* until PUSH_DONE */
+            ++op->peer->push_reqs;
         } else if (rc < 0 && LOOM_ERR_AGAIN != rc) {
             loom_hash_remove(&op->peer->engine->requests, op->id);
         }
@@ -594,6 +598,11 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     if (LOOM_OK == rc && loom_from_le64(req.length) > engine->rails[dest_rail].info.put_max) {
         rc = LOOM_ERR_INVALID;
     }
+    if (LOOM_OK == rc && dest->serves >= LOOM_PUSH_WINDOW) {
+        loom_msg_over_limit(engine, rail->index, loom_from_le64(req.requester),
+                            "a push request");
+        rc = LOOM_ERR_INVALID;
+    }
     if (LOOM_OK == rc) {
         rc = loom_key_rkey(engine, dst_key, dest_rail, &rkey);
     }
@@ -614,6 +623,7 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
         return UCS_OK;
     }
     loom_op_start(dest, op, LOOM_OP_SERVE, LOOM_STAGE_ISSUE);
+    ++dest->serves;
     op->rail       = dest_rail;
     op->rkey       = rkey;
     op->rkey_valid = true;

@@ -132,6 +132,22 @@ static unsigned long ask_refused(writer_t *w)
     return unit_recv_u64(w->ctx);
 }
 
+/* The target's refusals, once they grew past what we knew (a write with no
+ * answer may still be on its way when we ask): 0 if they did not in 5 s. */
+static unsigned long wait_refused(writer_t *w)
+{
+    double end = unit_now() + 5.0;
+    unsigned long now;
+
+    while ((now = ask_refused(w)) <= w->target_refused) {
+        if (unit_now() > end) {
+            return 0;
+        }
+        unit_progress_for(w->ctx, 0.01);
+    }
+    return now;
+}
+
 /* A put the target must refuse: completes with want, counted there. */
 static void expect_refused_put(writer_t *w, uint64_t addr, const void *key, size_t key_size,
                                size_t length, int want, const char *what)
@@ -232,7 +248,7 @@ static void refused_puts(writer_t *w, const unit_remote_t *a, const unit_remote_
             unit_progress(ctx);
         }
         CHECK_RC(rc, LOOM_OK);
-        now = ask_refused(w);
+        now = wait_refused(w);
         CHECK_MSG(now > w->target_refused, "a write of an earlier rail epoch: not refused");
         w->target_refused = now;
     }

@@ -4,8 +4,12 @@
  * with the bytes around the range untouched; then many gets in flight at once
  * and a long run of small ones.  The counters: bytes_received and gets grow on
  * the requester by what it got, bytes_sent and pushes_served on the owner.
+ * Then more gets at once than the owner takes push requests of one peer:
+ * the requester keeps the rest until answers come, all complete, none is
+ * refused; and an owner whose bound is reached refuses, counting it.
  */
 #include "unit_harness.h"
+#include "loom_internal.h" /* the push window, for its bound */
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 #define MULTI_COUNT 32
 #define SMALL_COUNT 3000
 #define SMALL_BATCH 64
+#define WINDOW_GETS (LOOM_PUSH_WINDOW + LOOM_PUSH_WINDOW / 2)
 
 typedef struct get_side {
     uint8_t       *src;        /* registered: what the other side gets from us */
@@ -189,6 +194,52 @@ static void get_direction(unit_ctx_t *ctx, get_side_t *side, bool requester)
     unit_barrier(ctx);
 }
 
+/* The parent gets WINDOW_GETS ranges of 64 B at once, then one more while
+ * the child pretends its bound is reached. */
+static void get_window(unit_ctx_t *ctx, get_side_t *side)
+{
+    unsigned long over = loom_engine_rail_stats(ctx->engine, 0)->over_limit;
+    unit_op_t *uop;
+    size_t i;
+
+    unit_barrier(ctx);
+    if (!ctx->is_parent) {
+        unit_barrier(ctx);
+        UNIT_WAIT(ctx, 0 == ctx->peer->serves); /* the last acknowledgements came */
+        ctx->peer->serves = LOOM_PUSH_WINDOW;  /* as if that many were queued */
+        unit_barrier(ctx);
+        unit_barrier(ctx);
+        CHECK_UEQ(loom_engine_rail_stats(ctx->engine, 0)->over_limit, over + 1);
+        ctx->peer->serves = 0;
+        unit_barrier(ctx);
+        return;
+    }
+    uop = calloc(WINDOW_GETS, sizeof(*uop));
+    CHECK(NULL != uop);
+    for (i = 0; i < WINDOW_GETS; ++i) {
+        get_issue(ctx, side, i * 61u, i * 64u, 64, &uop[i]);
+        CHECK(ctx->peer->push_reqs <= LOOM_PUSH_WINDOW);
+    }
+    for (i = 0; i < WINDOW_GETS; ++i) {
+        UNIT_WAIT(ctx, uop[i].calls > 0);
+        CHECK_RC(uop[i].status, LOOM_OK);
+        CHECK_MEM(side->dst + i * 64u, side->src_ref + i * 61u, 64, "windowed get");
+    }
+    memcpy(side->dst, side->dst_ref, WINDOW_GETS * 64u);
+    free(uop);
+    unit_barrier(ctx);
+    unit_barrier(ctx);
+    uop = calloc(1, sizeof(*uop));
+    CHECK(NULL != uop);
+    get_issue(ctx, side, 0, 0, 64, uop);
+    UNIT_WAIT(ctx, uop->calls > 0);
+    CHECK_RC(uop->status, LOOM_ERR_INVALID); /* refused: the owner's bound */
+    CHECK_MEM(side->dst, side->dst_ref, 64, "refused get");
+    free(uop);
+    unit_barrier(ctx);
+    unit_barrier(ctx);
+}
+
 static void get_body(unit_ctx_t *ctx)
 {
     uint64_t other = ctx->is_parent ? UNIT_CHILD_NAME : UNIT_PARENT_NAME;
@@ -214,6 +265,7 @@ static void get_body(unit_ctx_t *ctx)
 
     get_direction(ctx, &side, ctx->is_parent);
     get_direction(ctx, &side, !ctx->is_parent);
+    get_window(ctx, &side);
 
     /* A get reads: the owner's memory is as it was. */
     CHECK_MEM(side.src, own_src_ref, REGION_LEN, "source region after being read");
