@@ -608,7 +608,11 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
     }
     if (LOOM_OK != rc) {
         ++rail->stats.refused;
-        loom_log(engine, LOOM_LOG_WARN, "refused a push request of %llu bytes from "
+        /* a region gone is what a late request of a failed rail's old
+         * connection, or one of a re-driven get, meets: no news */
+        loom_log(engine, (LOOM_ERR_NOT_FOUND == rc || LOOM_ERR_STALE_KEY == rc) ? LOOM_LOG_INFO
+                                                                                : LOOM_LOG_WARN,
+                 "refused a push request of %llu bytes from "
                  "%#llx: %s", (unsigned long long)loom_from_le64(req.length),
                  (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
         loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id),
@@ -660,8 +664,12 @@ ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned 
         op->peer->name != loom_from_le64(done.sender) ||
         (LOOM_OK == rc && loom_from_le64(done.length) != op->length)) {
         ++rail->stats.refused;
-        loom_log(rail->engine, LOOM_LOG_WARN, "refused a push completion for unknown or "
-                 "mismatched request %llu", (unsigned long long)loom_from_le64(done.request_id));
+        /* unknown: a request failed with its rail (and re-driven) or given
+         * up; its late answer is no news */
+        loom_log(rail->engine, (NULL == op) ? LOOM_LOG_INFO : LOOM_LOG_WARN,
+                 "refused a push completion for %s request %llu",
+                 (NULL == op) ? "unknown" : "mismatched",
+                 (unsigned long long)loom_from_le64(done.request_id));
         return UCS_OK;
     }
     loom_hash_remove(&rail->engine->requests, op->id);
