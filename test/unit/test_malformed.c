@@ -333,7 +333,6 @@ static void parent_body(unit_ctx_t *ctx)
     }
     unit_send_u64(ctx, CASE_END);
     unit_note("%zu malformed messages refused", i);
-    CHECK(unit_log_contains(ctx, "refused a push completion"));
     ctx->log_quiet = false;
     unit_barrier(ctx);
     loom_mem_deregister(region);
