@@ -109,6 +109,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     ucs_list_head_init(&engine->busy_peers);
     ucs_list_head_init(&engine->retired);
     ucs_list_head_init(&engine->failing);
+    ucs_list_head_init(&engine->owned_ops);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {
@@ -211,8 +212,8 @@ void loom_engine_destroy(loom_engine_t *engine)
     }
     loom_stripe_free_all(engine);
     loom_msg_strangers_free(engine);
-    while (NULL != engine->owned_ops) {
-        loom_op_free_owned(engine, engine->owned_ops);
+    while (!ucs_list_is_empty(&engine->owned_ops)) {
+        loom_op_free_owned(engine, ucs_list_head(&engine->owned_ops, loom_op_t, owned_link));
     }
     if (NULL != engine->worker) {
         uct_worker_destroy(engine->worker);
@@ -370,24 +371,14 @@ loom_op_t *loom_op_alloc_owned(loom_engine_t *engine)
         loom_log(engine, LOOM_LOG_ERROR, "out of memory for an operation");
         return NULL;
     }
-    op->owned_next = engine->owned_ops;
-    if (NULL != engine->owned_ops) {
-        engine->owned_ops->owned_prev = op;
-    }
-    engine->owned_ops = op;
+    ucs_list_add_head(&engine->owned_ops, &op->owned_link);
     return op;
 }
 
 void loom_op_free_owned(loom_engine_t *engine, loom_op_t *op)
 {
-    if (NULL != op->owned_prev) {
-        op->owned_prev->owned_next = op->owned_next;
-    } else {
-        engine->owned_ops = op->owned_next;
-    }
-    if (NULL != op->owned_next) {
-        op->owned_next->owned_prev = op->owned_prev;
-    }
+    (void)engine;
+    ucs_list_del(&op->owned_link);
     free(op);
 }
 

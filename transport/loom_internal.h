@@ -132,7 +132,7 @@ typedef struct loom_peer_rail {
     bool     down_told;       /* failed because the peer said it failed it */
     bool     to_close;        /* failed: its endpoint is closed from progress */
     ucs_status_t fail_status; /* failed: why, for its handling from progress */
-    loom_op_t *wire_ops;      /* RDMA ops waiting for a completion on ep */
+    ucs_list_link_t wire_ops; /* RDMA ops waiting for a completion on ep */
     uint64_t last_landed;     /* when a chunk last landed (or the watch began) */
     uint64_t landed_mark;     /* peer->chunks_landed when last_landed was set */
     uint64_t others_since;    /* when another rail to the peer first delivered
@@ -258,7 +258,7 @@ struct loom_engine {
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
     uint64_t             last_busy;    /* when progress last found something to do */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
-    loom_op_t           *owned_ops;    /* ops allocated by the engine, live */
+    ucs_list_link_t      owned_ops;    /* ops allocated by the engine, live */
     struct loom_stripe  *stripes;      /* striped transfers in progress */
     unsigned             failed_rails; /* (peer, rail) pairs out of use */
     size_t               msgs_logged;  /* messages kept for re-sending, all peers */

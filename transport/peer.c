@@ -237,6 +237,9 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     if (NULL == peer) {
         return LOOM_ERR_NOMEM;
     }
+    for (i = 0; i < LOOM_MAX_RAILS; ++i) {
+        ucs_list_head_init(&peer->rails[i].wire_ops);
+    }
     peer->engine   = engine;
     peer->name     = loom_from_le64(addr.name);
     peer->epoch    = loom_from_le32(addr.epoch);

@@ -268,31 +268,16 @@ void loom_rdma_complete(loom_op_t *op, int rc)
  * before the endpoint is destroyed (UCT would drop their completions). */
 void loom_wire_track(loom_op_t *op)
 {
-    loom_peer_rail_t *prail = &op->peer->rails[op->rail];
-
-    op->wire_prev = NULL;
-    op->wire_next = prail->wire_ops;
-    if (NULL != op->wire_next) {
-        op->wire_next->wire_prev = op;
-    }
-    prail->wire_ops = op;
-    op->on_wire     = true;
+    ucs_list_add_head(&op->peer->rails[op->rail].wire_ops, &op->wire_link);
+    op->on_wire = true;
 }
 
 void loom_wire_untrack(loom_op_t *op)
 {
-    if (!op->on_wire) {
-        return;
+    if (op->on_wire) {
+        ucs_list_del(&op->wire_link);
+        op->on_wire = false;
     }
-    if (NULL != op->wire_prev) {
-        op->wire_prev->wire_next = op->wire_next;
-    } else {
-        op->peer->rails[op->rail].wire_ops = op->wire_next;
-    }
-    if (NULL != op->wire_next) {
-        op->wire_next->wire_prev = op->wire_prev;
-    }
-    op->on_wire = false;
 }
 
 static void loom_rdma_comp(uct_completion_t *self)
@@ -310,7 +295,8 @@ void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail)
 {
     loom_op_t *op;
 
-    while (NULL != (op = peer->rails[rail].wire_ops)) {
+    while (!ucs_list_is_empty(&peer->rails[rail].wire_ops)) {
+        op = ucs_list_head(&peer->rails[rail].wire_ops, loom_op_t, wire_link);
         op->comp.status = UCS_ERR_CANCELED;
         loom_rdma_comp(&op->comp);
     }
@@ -474,7 +460,7 @@ static void loom_serves_release_sent(loom_region_t *region)
 {
     loom_op_t *op;
 
-    for (op = region->engine->owned_ops; NULL != op; op = op->owned_next) {
+    ucs_list_for_each(op, &region->engine->owned_ops, owned_link) {
         if (LOOM_OP_SERVE == op->kind && op->region == region && loom_serve_sent(op)) {
             loom_serve_unbind(op);
         }
@@ -508,7 +494,7 @@ static void loom_serves_detach(loom_region_t *region)
     loom_engine_t *engine = region->engine;
     loom_op_t *op;
 
-    for (op = engine->owned_ops; NULL != op; op = op->owned_next) {
+    ucs_list_for_each(op, &engine->owned_ops, owned_link) {
         if (LOOM_OP_SERVE != op->kind || op->region != region) {
             continue;
         }
@@ -535,7 +521,7 @@ void loom_serves_peer_closed(loom_peer_t *peer)
 {
     loom_op_t *op;
 
-    for (op = peer->engine->owned_ops; NULL != op; op = op->owned_next) {
+    ucs_list_for_each(op, &peer->engine->owned_ops, owned_link) {
         if (op->peer == peer) {
             loom_serve_unbind(op);
         }

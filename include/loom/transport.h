@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <ucs/datastruct/list.h>
 #include <uct/api/uct.h>
 
 #define LOOM_MAX_RAILS 8
@@ -214,11 +215,11 @@ struct loom_op {
     uint32_t       remote_epoch;  /* ... and its owner's epoch (little-endian) */
     uint32_t       rail_epoch; /* checked write: the rail connection it went on */
     size_t         sent;       /* checked write: bytes sent */
-    loom_op_t     *wire_prev;  /* waiting for a UCT completion on its rail's */
-    loom_op_t     *wire_next;  /* endpoint (loom_peer_rail_t.wire_ops) */
-    bool           on_wire;
-    loom_op_t     *owned_prev; /* ops the engine allocated itself, freed at */
-    loom_op_t     *owned_next; /* destroy if a dead rail never completes them */
+    ucs_list_link_t wire_link; /* waiting for a UCT completion on its rail's
+                                  endpoint (loom_peer_rail_t.wire_ops) ... */
+    bool           on_wire;    /* ... while this is set */
+    ucs_list_link_t owned_link; /* ops the engine allocated itself, freed at
+                                   destroy if a dead rail never completes them */
     uint8_t        msg[LOOM_OP_MSG_MAX];
 };
 
