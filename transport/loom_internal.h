@@ -92,6 +92,7 @@ typedef struct loom_msg_state {
     uint64_t          asked_time;  /* ... at this time ... */
     uint32_t          asked_seq;   /* ... for the message of this number ... */
     int               asked_rail;  /* ... that had left on this rail */
+    uint64_t          last_reply;  /* when an answer to an ask of ours last came */
     bool              ask_again;   /* the answer lacked it once: ask again ... */
     uint64_t          ask_after;   /* ... from this time, before failing the rail */
     bool              ack_owed;    /* on engine->acks_owed (msg_ack.c) */
@@ -137,6 +138,8 @@ typedef struct loom_peer_rail {
     uint64_t landed_mark;     /* peer->chunks_landed when last_landed was set */
     uint64_t others_since;    /* when another rail to the peer first delivered
                                  after last_landed; 0: none has */
+    uint64_t watch_asked;     /* when the rail watch asked the peer whether it
+                                 progresses, this rail silent; 0: not asked */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
 } loom_peer_rail_t;
@@ -365,6 +368,7 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t ack);
 int  loom_msg_order(const loom_peer_t *peer, uint32_t seq);
 void loom_msg_delivered(loom_peer_t *peer, bool ack_now);
 void loom_msg_duplicate(loom_peer_t *peer, int rail);
+int  loom_msg_progress_ask(loom_peer_t *peer, int rail);
 void loom_msg_ack_soon(loom_peer_t *peer);
 void loom_msg_ack_stamp(loom_peer_t *peer, void *msg);
 ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);

@@ -51,6 +51,12 @@ void loom_msg_conn_ask(loom_peer_t *peer, int rail)
     }
 }
 
+/* Ask the peer for an answer, which only a peer that progresses gives. */
+int loom_msg_progress_ask(loom_peer_t *peer, int rail)
+{
+    return loom_msg_ack_send(peer, rail, LOOM_WIRE_FLAG_ACK_ASK);
+}
+
 void loom_msg_ack_soon(loom_peer_t *peer)
 {
     if (!peer->msg.ack_queued && LOOM_OK == loom_msg_ack_send(peer, peer->am_rail, 0)) {
@@ -254,6 +260,7 @@ ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned fl
         loom_msg_reply(peer, rail->index, LOOM_WIRE_FLAG_CONN_REPLY);
     }
     if (ack.hdr.flags & LOOM_WIRE_FLAG_ACK_REPLY) {
+        peer->msg.last_reply = loom_now_ns(); /* it progresses (the rail watch) */
         loom_msg_watch_reply(peer, loom_from_le32(ack.ack));
     }
     return UCS_OK;

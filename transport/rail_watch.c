@@ -9,11 +9,19 @@
  * rails to one peer with each other.  A rail is failed for a peer when,
  * for rail_timeout_ms counted from the first moment another rail to the same
  * peer delivered after this rail's last landing, it landed nothing while the
- * other rails landed two pipelines' worth of chunks (or all they had, and
- * now wait for this one).  A peer silent on every rail is never failed
- * here; a dead peer or a dead last rail is left to the transport's own
- * errors (UCT's endpoint errors, the kernel's TCP keepalive and
- * retransmission give-up).
+ * other rails landed twice what they can have in flight: chunks issued after
+ * this rail went silent, which only a peer that progresses completes.
+ *
+ * When the other rails landed only what they had (a peer that stops to
+ * compute lets what its kernel already holds land on some rails and not on
+ * others), that proves nothing: the watch asks the peer, on another rail,
+ * for an answer.  A peer that computes does not answer, and nothing is
+ * failed; one that answers progresses, and if this rail still lands nothing
+ * half a timeout after the answer, the rail is dead.
+ *
+ * A peer silent on every rail is never failed here; a dead peer or a dead
+ * last rail is left to the transport's own errors (UCT's endpoint errors,
+ * the kernel's TCP keepalive and retransmission give-up).
  */
 #include "loom_internal.h"
 
@@ -25,6 +33,7 @@ void loom_rail_watch_start(loom_peer_t *peer, int rail)
     prail->last_landed  = loom_now_ns();
     prail->landed_mark  = peer->chunks_landed;
     prail->others_since = 0;
+    prail->watch_asked  = 0;
 }
 
 /* A chunk landed on a rail in use: it is alive, and it is the evidence
@@ -42,39 +51,82 @@ void loom_rail_watch_landed(loom_peer_t *peer, int rail)
             prail->last_landed  = now;
             prail->landed_mark  = peer->chunks_landed;
             prail->others_since = 0;
+            prail->watch_asked  = 0;
         } else if (0 == prail->others_since && prail->inflight_chunks > 0) {
             prail->others_since = now;
         }
     }
 }
 
-/* No rail to the peer but this one has striped chunks in flight. */
-static bool loom_rail_watch_others_idle(const loom_peer_t *peer, int rail)
+/* No rail to the peer but this one has striped chunks in flight; *others
+ * is how many rails besides this one are in use. */
+static bool loom_rail_watch_others_idle(const loom_peer_t *peer, int rail, unsigned *others)
+{
+    bool idle = true;
+    int i;
+
+    *others = 0;
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (i == rail || peer->rails[i].failed) {
+            continue;
+        }
+        ++*others;
+        if (peer->rails[i].inflight_chunks > 0) {
+            idle = false;
+        }
+    }
+    return idle;
+}
+
+/* The peer answered after we asked, and the rail stayed silent since. */
+static bool loom_rail_watch_answered(const loom_peer_t *peer, int rail, uint64_t now,
+                                     uint64_t limit)
+{
+    uint64_t reply = peer->msg.last_reply;
+
+    return reply > peer->rails[rail].watch_asked && now - reply > limit / 2;
+}
+
+/* Ask the peer for an answer on a rail of its own that works. */
+static void loom_rail_watch_ask(loom_peer_t *peer, int rail, uint64_t now)
 {
     int i;
 
     for (i = 0; i < peer->engine->rail_count; ++i) {
-        if (i != rail && !peer->rails[i].failed && peer->rails[i].inflight_chunks > 0) {
-            return false;
+        if (i != rail && peer->rails[i].usable &&
+            LOOM_OK == loom_msg_progress_ask(peer, i)) {
+            peer->rails[rail].watch_asked = now;
+            return;
         }
     }
-    return true;
 }
 
-/* The other rails to the peer delivered while this one stayed silent. */
-static bool loom_rail_watch_stuck(const loom_peer_t *peer, int rail, uint64_t now,
-                                  uint64_t limit)
+/* The other rails to the peer delivered while this one stayed silent: true
+ * when that proves the rail dead (asking the peer first where it does not). */
+static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uint64_t limit)
 {
-    const loom_peer_rail_t *prail = &peer->rails[rail];
-    uint64_t others = peer->chunks_landed - prail->landed_mark;
+    loom_peer_rail_t *prail = &peer->rails[rail];
+    uint64_t landed = peer->chunks_landed - prail->landed_mark;
+    unsigned others;
+    bool idle;
 
     /* a closing peer's chunks fail as its endpoints close */
     if (0 == prail->inflight_chunks || prail->failed || 0 == prail->others_since ||
         now - prail->others_since <= limit || loom_peer_closing(peer)) {
         return false;
     }
-    return others >= 2ull * peer->engine->config.stripe_depth ||
-           loom_rail_watch_others_idle(peer, rail);
+    idle = loom_rail_watch_others_idle(peer, rail, &others);
+    if (landed >= 2ull * others * peer->engine->config.stripe_depth) {
+        return true;
+    }
+    if (!idle) {
+        return false;
+    }
+    if (0 == prail->watch_asked) {
+        loom_rail_watch_ask(peer, rail, now);
+        return false;
+    }
+    return loom_rail_watch_answered(peer, rail, now, limit);
 }
 
 void loom_rail_watch(loom_engine_t *engine)
