@@ -17,7 +17,8 @@
  * others), that proves nothing: the watch asks the peer, on another rail,
  * for an answer.  A peer that computes does not answer, and nothing is
  * failed; one that answers progresses, and if this rail still lands nothing
- * half a timeout after the answer, the rail is dead.
+ * a quarter of a timeout after the answer (and a timeout after the others
+ * delivered), the rail is dead.
  *
  * A peer silent on every rail is never failed here; a dead peer or a dead
  * last rail is left to the transport's own errors (UCT's endpoint errors,
@@ -78,13 +79,15 @@ static bool loom_rail_watch_others_idle(const loom_peer_t *peer, int rail, unsig
     return idle;
 }
 
-/* The peer answered after we asked, and the rail stayed silent since. */
+/* The peer answered after we asked, and the rail stayed silent a quarter
+ * of a timeout since: what the peer's progress then sent on it would have
+ * landed. */
 static bool loom_rail_watch_answered(const loom_peer_t *peer, int rail, uint64_t now,
                                      uint64_t limit)
 {
-    uint64_t reply = peer->msg.last_reply;
+    uint64_t reply = peer->msg.last_reply, asked = peer->rails[rail].watch_asked;
 
-    return reply > peer->rails[rail].watch_asked && now - reply > limit / 2;
+    return 0 != asked && reply > asked && now - reply > limit / 4;
 }
 
 /* Ask the peer for an answer on a rail of its own that works. */
@@ -102,7 +105,8 @@ static void loom_rail_watch_ask(loom_peer_t *peer, int rail, uint64_t now)
 }
 
 /* The other rails to the peer delivered while this one stayed silent: true
- * when that proves the rail dead (asking the peer first where it does not). */
+ * when that proves the rail dead.  Where it does not, the peer is asked from
+ * half the timeout on, so that its answer is in by the end of it. */
 static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uint64_t limit)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
@@ -112,21 +116,18 @@ static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uin
 
     /* a closing peer's chunks fail as its endpoints close */
     if (0 == prail->inflight_chunks || prail->failed || 0 == prail->others_since ||
-        now - prail->others_since <= limit || loom_peer_closing(peer)) {
+        now - prail->others_since <= limit / 2 || loom_peer_closing(peer)) {
         return false;
     }
     idle = loom_rail_watch_others_idle(peer, rail, &others);
-    if (landed >= 2ull * others * peer->engine->config.stripe_depth) {
-        return true;
-    }
-    if (!idle) {
-        return false;
-    }
-    if (0 == prail->watch_asked) {
+    if (idle && 0 == prail->watch_asked) {
         loom_rail_watch_ask(peer, rail, now);
+    }
+    if (now - prail->others_since <= limit) {
         return false;
     }
-    return loom_rail_watch_answered(peer, rail, now, limit);
+    return landed >= 2ull * others * peer->engine->config.stripe_depth ||
+           (idle && loom_rail_watch_answered(peer, rail, now, limit));
 }
 
 void loom_rail_watch(loom_engine_t *engine)
