@@ -12,8 +12,14 @@
  * peer are kept under way, sent and waiting for their answers when an
  * input comes: an injected PUT_ACK, PUSH_DONE or notifying PUT can name an
  * operation that waits for it, and whatever the input does to the rail
- * meets operations in flight.  Each must complete once: a second
- * completion aborts.
+ * meets operations in flight.  The fake peer holds their messages
+ * unanswered until the pair closes, so that one put and one get last
+ * until an input ends them.  Each must complete once: a second completion,
+ * or none by the time the pair has closed, aborts.
+ *
+ * The engines live for the whole run, as a process's engine does; an
+ * input that takes the connection down gets both sides disconnected and
+ * connected again, a fresh pair for the next input.
  */
 #ifndef LOOM_FUZZ_WORLD_H
 #define LOOM_FUZZ_WORLD_H
@@ -27,6 +33,19 @@
 #define FUZZ_REGION_BYTES 65536u
 /* Bytes of the put and the get self keeps under way. */
 #define FUZZ_OP_BYTES 512u
+/* Room for the message of either as the fake peer holds it: the put's
+ * header and bytes, the push request's header and key. */
+#define FUZZ_HELD_BYTES (sizeof(loom_wire_put_t) + FUZZ_OP_BYTES + LOOM_OP_MSG_MAX)
+
+/* An operation of self's kept under way, and its message as the fake peer
+ * holds it. */
+typedef struct fuzz_op {
+    loom_op_t op;
+    bool      busy;          /* started, its callback not run yet */
+    uint64_t  held_id;       /* write or request id of the message held */
+    size_t    held_length;   /* 0: none held */
+    uint8_t   held[FUZZ_HELD_BYTES];
+} fuzz_op_t;
 
 typedef struct fuzz_world {
     loom_engine_t *self;
@@ -41,33 +60,33 @@ typedef struct fuzz_world {
     size_t         key_size;
     uint8_t       *get_mem;     /* where self's get lands: registered without */
     loom_region_t *get_region;  /* remote write, so only the push answering it may */
-    loom_op_t      put_op;      /* self's put to the fake peer, while put_busy */
-    loom_op_t      get_op;      /* self's get from it, while get_busy */
-    bool           put_busy;
-    bool           get_busy;
+    fuzz_op_t      put;         /* self's put to the fake peer */
+    fuzz_op_t      get;         /* self's get from it */
     unsigned long  delivered;   /* messages self handed to the upper layer */
     uint64_t       checksum;    /* of their bytes: every byte is read */
     unsigned long  resets;
 } fuzz_world_t;
 
-/* Set up; false (and a message on stderr) when tcp:lo is not usable. */
+/* Set up the engines, their regions and a connected pair; false (and a
+ * message on stderr) when tcp:lo is not usable. */
 bool fuzz_world_open(fuzz_world_t *w);
-void fuzz_world_close(fuzz_world_t *w);
 /* Progress both engines this many times. */
 void fuzz_world_progress(fuzz_world_t *w, int rounds);
-/* Set up again if an input took the connection down (a rail failed, the
- * peer was lost, it said goodbye): every input starts from a connected
- * pair, with self's put and get under way. */
+/* After an input: if it took the connection down (a rail failed, the peer
+ * was lost, it said goodbye), both sides disconnect and connect again. */
 void fuzz_world_heal(fuzz_world_t *w);
+/* Before an input: self's put and get under way, started again if an
+ * input ended them. */
+void fuzz_world_ops(fuzz_world_t *w);
 /* Give self a receive ring from the fake peer again if an input dropped it
  * (a ring request of phase 0); false if it cannot be had. */
 bool fuzz_world_ring(fuzz_world_t *w);
 /* Self's put (get) to the fake peer, sent and waiting for its answer,
- * started now if none is under way; NULL if none can be had.  Only self
- * progresses meanwhile, so that the fake peer has not answered yet. */
+ * started now if none is under way; NULL if none can be had, or it is not
+ * sent after a few of self's progress calls. */
 loom_op_t *fuzz_world_put(fuzz_world_t *w);
 loom_op_t *fuzz_world_get(fuzz_world_t *w);
-/* Between inputs: abort if the put or the get lost its completion. */
+/* After an input: abort if the put or the get lost its completion. */
 void fuzz_world_check(const fuzz_world_t *w);
 
 #endif
