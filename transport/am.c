@@ -12,18 +12,6 @@ typedef struct loom_am_pack_arg {
     int                    iovcnt;
 } loom_am_pack_arg_t;
 
-/* Copy the pieces of iov one after the other to dest; returns the end. */
-uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt)
-{
-    int i;
-
-    for (i = 0; i < iovcnt; ++i) {
-        memcpy(dest, iov[i].iov_base, iov[i].iov_len);
-        dest += iov[i].iov_len;
-    }
-    return dest;
-}
-
 static size_t loom_am_pack(void *dest, void *arg)
 {
     const loom_am_pack_arg_t *pack = arg;
@@ -35,26 +23,6 @@ static size_t loom_am_pack(void *dest, void *arg)
     }
     p = loom_iov_pack(p, pack->iov, pack->iovcnt);
     return (size_t)(p - (uint8_t *)dest);
-}
-
-static size_t loom_iov_length(const struct iovec *iov, int iovcnt)
-{
-    size_t length = 0;
-    int i;
-
-    for (i = 0; i < iovcnt; ++i) {
-        length += iov[i].iov_len;
-    }
-    return length;
-}
-
-void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total)
-{
-    hdr->version = LOOM_WIRE_VERSION;
-    hdr->type    = type;
-    hdr->tag     = tag;
-    hdr->flags   = 0;
-    hdr->length  = loom_le32((uint32_t)(total - sizeof(*hdr)));
 }
 
 /* Send a flat message on ep now, whatever its rail's state (rail probes):
@@ -257,36 +225,6 @@ int loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void
     op->tag = via_boot; /* loom_op_advance: use boot_ep */
     loom_op_queue_front(peer, op);
     return LOOM_OK;
-}
-
-/* Validate the common header of a received message; count refusals. */
-bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uint8_t type,
-                         size_t min_length)
-{
-    loom_wire_hdr_t hdr;
-    const char *why = NULL;
-
-    hdr.type = type;
-    if (length < sizeof(hdr) || length < min_length) {
-        why = "too short";
-    } else {
-        memcpy(&hdr, data, sizeof(hdr));
-        if (hdr.version != LOOM_WIRE_VERSION) {
-            why = "wrong wire version";
-        } else if (hdr.type != type) {
-            why = "type does not match its AM id";
-        } else if (loom_from_le32(hdr.length) != length - sizeof(hdr)) {
-            why = "length field does not match the message";
-        }
-    }
-    if (NULL != why) {
-        ++rail->stats.refused;
-        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a message on AM id %u "
-                 "(type field %u, %zu bytes): %s", rail->info.tl_name, rail->info.dev_name,
-                 type, hdr.type, length, why);
-        return false;
-    }
-    return true;
 }
 
 /* Control messages that name their sender right after the header. */

@@ -20,28 +20,6 @@ typedef struct loom_put_pack {
     size_t                 length;
 } loom_put_pack_t;
 
-void loom_checked_rail_init(loom_rail_t *rail)
-{
-    const uct_iface_attr_t *attr = &rail->attr;
-
-    /* no rkey, no protection: the NIC would write to any address */
-    rail->checked = !rail->engine->config.trust_network &&
-                    (0 == rail->md_attr.rkey_packed_size ||
-                     !(rail->md_attr.cap.flags & UCT_MD_FLAG_NEED_RKEY));
-    rail->checked_zcopy = (attr->cap.flags & UCT_IFACE_FLAG_AM_ZCOPY) &&
-                          attr->cap.am.max_hdr >= sizeof(loom_wire_put_t) &&
-                          attr->cap.am.max_iov >= 1 &&
-                          attr->cap.am.max_zcopy > sizeof(loom_wire_put_t);
-    if (rail->checked_zcopy) {
-        /* tcp counts the header in max_zcopy */
-        rail->checked_seg = attr->cap.am.max_zcopy - sizeof(loom_wire_put_t);
-    } else if (attr->cap.am.max_bcopy > sizeof(loom_wire_put_t)) {
-        rail->checked_seg = attr->cap.am.max_bcopy - sizeof(loom_wire_put_t);
-    } else {
-        rail->checked_seg = 0; /* loom_rail_check_caps refuses such a rail anyway */
-    }
-}
-
 static size_t loom_put_pack(void *dest, void *arg)
 {
     const loom_put_pack_t *pack = arg;
@@ -163,14 +141,6 @@ int loom_checked_put_advance(loom_op_t *op)
     op->stage = LOOM_STAGE_WAIT;
     loom_wire_track(op);
     return LOOM_OK;
-}
-
-void loom_checked_put_forget(loom_op_t *op)
-{
-    if (0 != op->write_id) {
-        loom_hash_remove(&op->peer->engine->requests, op->write_id);
-        op->write_id = 0;
-    }
 }
 
 /* Our push request the write answers: waiting, to that peer, for exactly

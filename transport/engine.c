@@ -13,66 +13,22 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *loom_strerror(int rc)
-{
-    switch (rc) {
-    case LOOM_OK:            return "success";
-    case LOOM_INPROGRESS:    return "in progress";
-    case LOOM_ERR_AGAIN:     return "no resources, try again";
-    case LOOM_ERR_INVALID:   return "invalid argument or configuration";
-    case LOOM_ERR_NOMEM:     return "out of memory";
-    case LOOM_ERR_UNREACH:   return "peer unreachable on every rail";
-    case LOOM_ERR_IO:        return "transport I/O error";
-    case LOOM_ERR_STALE_KEY: return "remote key refused (unknown or stale)";
-    case LOOM_ERR_RANGE:     return "remote address outside the registered region";
-    case LOOM_ERR_NOT_FOUND: return "not found";
-    default:                 return "unknown error";
-    }
-}
-
-void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-
-    if (level > engine->config.verbose && level > LOOM_LOG_WARN) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (NULL != engine->config.log_cb) {
-        engine->config.log_cb(engine->config.cb_ctx, level, msg);
-    } else {
-        fprintf(stderr, "loom: %s\n", msg);
-    }
-}
-
-int loom_status_to_rc(ucs_status_t status)
-{
-    switch (status) {
-    case UCS_OK:              return LOOM_OK;
-    case UCS_INPROGRESS:      return LOOM_INPROGRESS;
-    case UCS_ERR_NO_RESOURCE: return LOOM_ERR_AGAIN;
-    case UCS_ERR_NO_MEMORY:   return LOOM_ERR_NOMEM;
-    case UCS_ERR_UNREACHABLE: return LOOM_ERR_UNREACH;
-    default:                  return LOOM_ERR_IO;
-    }
-}
-
-/* A random value, never 0 (epochs, connection ids). */
-uint32_t loom_random_id(void)
-{
-    uint32_t epoch = 0;
-
-    /* Any value but 0; a restarted process must not reuse its old epoch. */
-    while (0 == epoch) {
-        if (getrandom(&epoch, sizeof(epoch), 0) != (ssize_t)sizeof(epoch)) {
-            epoch = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 12) ^ (uint32_t)clock();
-        }
-    }
-    return epoch;
-}
+/* The receiver of each message type of wire.h (the wire fuzzer feeds the
+ * same table): the rails dispatch to them, set up by the engine. */
+const loom_am_handler_t loom_am_handlers[] = {
+    {LOOM_WIRE_SEND,      loom_am_recv_send},
+    {LOOM_WIRE_PUSH_REQ,  loom_push_req_recv},
+    {LOOM_WIRE_PUSH_DONE, loom_push_done_recv},
+    {LOOM_WIRE_CONNECT,   loom_connect_recv},
+    {LOOM_WIRE_EAGER_REQ, loom_eager_req_recv},
+    {LOOM_WIRE_EAGER_NOTE, loom_eager_note_recv},
+    {LOOM_WIRE_MSG_ACK,   loom_msg_ack_recv},
+    {LOOM_WIRE_PROBE,     loom_probe_recv},
+    {LOOM_WIRE_BYE,       loom_bye_recv},
+    {LOOM_WIRE_PUT,       loom_checked_put_recv},
+    {LOOM_WIRE_PUT_ACK,   loom_put_ack_recv},
+};
+const size_t loom_am_handler_count = sizeof(loom_am_handlers) / sizeof(loom_am_handlers[0]);
 
 int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engine_p)
 {
@@ -100,6 +56,9 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     engine->epoch           = loom_random_id();
     engine->next_region_id  = 1;
     engine->next_request_id = 1;
+    engine->am_handlers      = loom_am_handlers;
+    engine->am_handler_count = loom_am_handler_count;
+    engine->ep_error         = loom_rail_error;
     loom_hash_init(&engine->peers);
     loom_hash_init(&engine->regions);
     loom_hash_init(&engine->requests);
@@ -233,171 +192,6 @@ void loom_engine_destroy(loom_engine_t *engine)
 }
 
 /* ---- operations ---------------------------------------------------------- */
-
-void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
-{
-    op->next       = NULL;
-    op->peer       = peer;
-    op->kind       = kind;
-    op->stage      = stage;
-    op->status     = LOOM_OK;
-    op->rkey_valid = false;
-    op->done_sent  = false;
-    op->write_notified = false;
-    op->on_wire    = false;
-    op->region     = NULL;
-    op->write_id   = 0;
-    op->sent       = 0;
-    peer->owed    += loom_op_owed(op);
-    ++peer->outstanding;
-    ++peer->engine->outstanding;
-}
-
-/* Hand a finished op to the done list; its callback runs from progress. */
-void loom_op_finish(loom_op_t *op, int status)
-{
-    loom_engine_t *engine = op->peer->engine;
-
-    /* whatever finishes it, no answer or completion may find it now */
-    if (LOOM_OP_PUSH_REQ == op->kind) {
-        loom_hash_remove(&engine->requests, op->id);
-        if (LOOM_STAGE_WAIT == op->stage) {
-            --op->peer->push_reqs; /* sent, and answered or given up */
-        }
-    } else if (LOOM_OP_SERVE == op->kind) {
-        --op->peer->serves;
-    }
-    loom_checked_put_forget(op);
-    loom_wire_untrack(op);
-    loom_serve_unbind(op); /* its region's memory is no longer read */
-    op->status = status;
-    op->stage  = LOOM_STAGE_DONE;
-    op->next   = NULL;
-    if (NULL == engine->done_tail) {
-        engine->done_head = op;
-    } else {
-        engine->done_tail->next = op;
-    }
-    engine->done_tail = op;
-}
-
-void loom_peer_mark_busy(loom_peer_t *peer)
-{
-    if (!peer->queued) {
-        peer->queued = true;
-        ucs_list_add_tail(&peer->engine->busy_peers, &peer->busy_link);
-    }
-}
-
-static void loom_opq_push(loom_opq_t *q, loom_op_t *op)
-{
-    op->next = NULL;
-    if (NULL == q->tail) {
-        q->head = op;
-    } else {
-        q->tail->next = op;
-    }
-    q->tail = op;
-}
-
-static void loom_opq_push_front(loom_opq_t *q, loom_op_t *op)
-{
-    op->next = q->head;
-    q->head  = op;
-    if (NULL == q->tail) {
-        q->tail = op;
-    }
-}
-
-loom_op_t *loom_opq_pop(loom_opq_t *q)
-{
-    loom_op_t *op = q->head;
-
-    if (NULL != op) {
-        q->head = op->next;
-        if (NULL == q->head) {
-            q->tail = NULL;
-        }
-    }
-    return op;
-}
-
-/* Move the ops of q that match to out; the others keep their order. */
-void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
-                   const void *arg, loom_opq_t *out)
-{
-    loom_opq_t keep = {NULL, NULL};
-    loom_op_t *op;
-
-    while (NULL != (op = loom_opq_pop(q))) {
-        loom_opq_push(match(op, arg) ? out : &keep, op);
-    }
-    *q = keep;
-}
-
-/* The upper layer's messages keep their order in the peer's queue; RDMA and
- * loom's own messages wait for their rail only. */
-static loom_opq_t *loom_op_queue_of(loom_peer_t *peer, const loom_op_t *op)
-{
-    return (LOOM_OP_AM == op->kind) ? &peer->queue : &peer->rails[op->rail].rail_queue;
-}
-
-bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op)
-{
-    return NULL == loom_op_queue_of((loom_peer_t *)peer, op)->head;
-}
-
-void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
-{
-    loom_opq_push(loom_op_queue_of(peer, op), op);
-    loom_peer_mark_busy(peer);
-}
-
-/* Ahead of everything queued to the peer. */
-void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op)
-{
-    loom_opq_push_front(loom_op_queue_of(peer, op), op);
-    loom_peer_mark_busy(peer);
-}
-
-/* An op the engine allocates for itself (control messages, serves, striped
- * chunks): kept on a list, so that what a dead rail never completes is
- * still freed when the engine goes. */
-loom_op_t *loom_op_alloc_owned(loom_engine_t *engine)
-{
-    loom_op_t *op = calloc(1, sizeof(*op));
-
-    if (NULL == op) {
-        loom_log(engine, LOOM_LOG_ERROR, "out of memory for an operation");
-        return NULL;
-    }
-    ucs_list_add_head(&engine->owned_ops, &op->owned_link);
-    return op;
-}
-
-void loom_op_free_owned(loom_engine_t *engine, loom_op_t *op)
-{
-    (void)engine;
-    ucs_list_del(&op->owned_link);
-    free(op);
-}
-
-static void loom_ctrl_free(loom_op_t *op, int status)
-{
-    (void)status;
-    loom_op_free_owned(op->peer->engine, op);
-}
-
-/* An op the engine sends on its own behalf; freed once done. */
-loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine)
-{
-    loom_op_t *op = loom_op_alloc_owned(engine);
-
-    if (NULL != op) {
-        op->cb = loom_ctrl_free;
-    }
-    return op;
-}
 
 /* Run an op's current stage: LOOM_OK (moved on), LOOM_ERR_AGAIN, or error. */
 int loom_op_advance(loom_op_t *op)

@@ -279,13 +279,18 @@ struct loom_engine {
     uint64_t             next_rejoin;  /* when failed rails are looked at next */
     loom_eager_engine_t  eager;
     loom_tcp_liveness_t  tcp_live;
+    const struct loom_am_handler *am_handlers; /* the receiver of each AM id */
+    size_t               am_handler_count;
+    uct_error_handler_t  ep_error;     /* errors of the rails' endpoints */
 };
 
-/* engine.c */
+/* log.c */
 uint32_t loom_random_id(void);
 void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int  loom_status_to_rc(ucs_status_t status);
+
+/* op.c */
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
 /* An op the upper layer waits for, as opposed to loom's own traffic. */
 static inline bool loom_op_owed(const loom_op_t *op)
@@ -298,26 +303,39 @@ void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
 void loom_peer_mark_busy(loom_peer_t *peer);
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
 loom_op_t *loom_opq_pop(loom_opq_t *q);
+void loom_opq_push_front(loom_opq_t *q, loom_op_t *op);
 void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
                    const void *arg, loom_opq_t *out);
-int  loom_op_advance(loom_op_t *op);
 loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine);
 loom_op_t *loom_op_alloc_owned(loom_engine_t *engine);
 void loom_op_free_owned(loom_engine_t *engine, loom_op_t *op);
+void loom_wire_track(loom_op_t *op);
+void loom_wire_untrack(loom_op_t *op);
+void loom_serve_bind(loom_op_t *op, loom_region_t *region);
+void loom_serve_unbind(loom_op_t *op);
+void loom_checked_put_forget(loom_op_t *op);
+
+/* engine.c */
+int  loom_op_advance(loom_op_t *op);
 
 /* rail.c */
 int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
                     const char *md_name, const char *tl_name, const char *dev_name);
 void loom_rail_close(loom_rail_t *rail);
-int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
-                          uct_iface_h *iface_p, uct_iface_attr_t *attr);
-int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
 typedef struct loom_am_handler {
     uint8_t           id; /* enum loom_wire_type, the AM id */
     uct_am_callback_t cb;
 } loom_am_handler_t;
 extern const loom_am_handler_t loom_am_handlers[];
 extern const size_t loom_am_handler_count;
+void loom_checked_rail_init(loom_rail_t *rail);
+
+/* rail_iface.c */
+int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
+                          uct_iface_h *iface_p, uct_iface_attr_t *attr);
+int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
+
+/* rail_wireup.c */
 void loom_rail_wireup_open(loom_rail_t *rail);
 void loom_rail_wireup_close(loom_rail_t *rail);
 
@@ -337,8 +355,16 @@ int  loom_address_parse(const void *blob, size_t length, loom_wire_addr_t *addr_
                         const loom_wire_rail_addr_t **rails_p,
                         const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p);
 
-/* am.c */
+/* wire.c */
 uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt);
+size_t loom_iov_length(const struct iovec *iov, int iovcnt);
+bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
+                         uint8_t type, size_t min_length);
+void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
+int  loom_wire_to_rc(uint32_t status);
+uint32_t loom_rc_to_wire(int rc);
+
+/* am.c */
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
 int  loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length);
 int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
@@ -353,10 +379,6 @@ int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const voi
                            size_t length);
 loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
                                  uint8_t type, void *msg, size_t size, const char *what);
-bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
-                         uint8_t type, size_t min_length);
-void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
-
 /* reliable.c */
 bool loom_msg_logging(const loom_peer_t *peer);
 bool loom_msg_can_send(const loom_peer_t *peer);
@@ -449,9 +471,7 @@ int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch
 bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length);
 
 /* checked_put.c */
-void loom_checked_rail_init(loom_rail_t *rail);
 int  loom_checked_put_advance(loom_op_t *op);
-void loom_checked_put_forget(loom_op_t *op);
 ucs_status_t loom_checked_write_post(loom_peer_t *peer, int rail, const void *data,
                                      uct_mem_h memh, size_t length, uint64_t region_id,
                                      uint32_t region_epoch, uint64_t addr,
@@ -464,13 +484,8 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
-void loom_serve_unbind(loom_op_t *op);
 void loom_serves_end(loom_region_t *region);
 void loom_serves_peer_closed(loom_peer_t *peer);
-void loom_wire_track(loom_op_t *op);
-void loom_wire_untrack(loom_op_t *op);
-int  loom_wire_to_rc(uint32_t status);
-uint32_t loom_rc_to_wire(int rc);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);

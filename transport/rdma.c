@@ -13,30 +13,6 @@
 
 static void loom_rdma_comp(uct_completion_t *self);
 
-int loom_wire_to_rc(uint32_t status)
-{
-    switch (status) {
-    case LOOM_WIRE_OK:           return LOOM_OK;
-    case LOOM_WIRE_UNKNOWN_KEY:
-    case LOOM_WIRE_STALE_KEY:    return LOOM_ERR_STALE_KEY;
-    case LOOM_WIRE_OUT_OF_RANGE: return LOOM_ERR_RANGE;
-    case LOOM_WIRE_BAD_REQUEST:  return LOOM_ERR_INVALID;
-    default:                     return LOOM_ERR_IO;
-    }
-}
-
-uint32_t loom_rc_to_wire(int rc)
-{
-    switch (rc) {
-    case LOOM_OK:            return LOOM_WIRE_OK;
-    case LOOM_ERR_NOT_FOUND: return LOOM_WIRE_UNKNOWN_KEY;
-    case LOOM_ERR_STALE_KEY: return LOOM_WIRE_STALE_KEY;
-    case LOOM_ERR_RANGE:     return LOOM_WIRE_OUT_OF_RANGE;
-    case LOOM_ERR_INVALID:   return LOOM_WIRE_BAD_REQUEST;
-    default:                 return LOOM_WIRE_IO_ERROR;
-    }
-}
-
 /* Issue now if nothing is queued to the peer, else queue; errors go to the
  * callback so that the caller sees every started op complete exactly once. */
 static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
@@ -264,22 +240,6 @@ void loom_rdma_complete(loom_op_t *op, int rc)
     loom_op_finish(op, rc);
 }
 
-/* The ops of a rail endpoint that wait for UCT, so that they can be failed
- * before the endpoint is destroyed (UCT would drop their completions). */
-void loom_wire_track(loom_op_t *op)
-{
-    ucs_list_add_head(&op->peer->rails[op->rail].wire_ops, &op->wire_link);
-    op->on_wire = true;
-}
-
-void loom_wire_untrack(loom_op_t *op)
-{
-    if (op->on_wire) {
-        ucs_list_del(&op->wire_link);
-        op->on_wire = false;
-    }
-}
-
 static void loom_rdma_comp(uct_completion_t *self)
 {
     loom_op_t *op = loom_container_of(self, loom_op_t, comp);
@@ -395,22 +355,6 @@ int loom_rdma_advance(loom_op_t *op)
 
 /* How long deregistration waits for serves already handed to UCT. */
 #define LOOM_SERVE_DRAIN_NS 2000000000ull
-
-/* A serve reads its region from when it is queued until it ends: the region
- * cannot go before (loom_serves_end). */
-static void loom_serve_bind(loom_op_t *op, loom_region_t *region)
-{
-    op->region = region;
-    ++region->serves;
-}
-
-void loom_serve_unbind(loom_op_t *op)
-{
-    if (NULL != op->region) {
-        --op->region->serves;
-        op->region = NULL;
-    }
-}
 
 static bool loom_serve_unissued(const loom_op_t *op, const void *region)
 {

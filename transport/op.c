@@ -1,0 +1,213 @@
+/*
+ * Operations: their life from start to the done list, the queues they
+ * wait in, and the state an op holds that must go with it when it finishes
+ * (in-flight tracking, a region it reads, a checked write it waits for).
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+
+void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
+{
+    op->next       = NULL;
+    op->peer       = peer;
+    op->kind       = kind;
+    op->stage      = stage;
+    op->status     = LOOM_OK;
+    op->rkey_valid = false;
+    op->done_sent  = false;
+    op->write_notified = false;
+    op->on_wire    = false;
+    op->region     = NULL;
+    op->write_id   = 0;
+    op->sent       = 0;
+    peer->owed    += loom_op_owed(op);
+    ++peer->outstanding;
+    ++peer->engine->outstanding;
+}
+
+/* Hand a finished op to the done list; its callback runs from progress. */
+void loom_op_finish(loom_op_t *op, int status)
+{
+    loom_engine_t *engine = op->peer->engine;
+
+    /* whatever finishes it, no answer or completion may find it now */
+    if (LOOM_OP_PUSH_REQ == op->kind) {
+        loom_hash_remove(&engine->requests, op->id);
+        if (LOOM_STAGE_WAIT == op->stage) {
+            --op->peer->push_reqs; /* sent, and answered or given up */
+        }
+    } else if (LOOM_OP_SERVE == op->kind) {
+        --op->peer->serves;
+    }
+    loom_checked_put_forget(op);
+    loom_wire_untrack(op);
+    loom_serve_unbind(op); /* its region's memory is no longer read */
+    op->status = status;
+    op->stage  = LOOM_STAGE_DONE;
+    op->next   = NULL;
+    if (NULL == engine->done_tail) {
+        engine->done_head = op;
+    } else {
+        engine->done_tail->next = op;
+    }
+    engine->done_tail = op;
+}
+
+void loom_peer_mark_busy(loom_peer_t *peer)
+{
+    if (!peer->queued) {
+        peer->queued = true;
+        ucs_list_add_tail(&peer->engine->busy_peers, &peer->busy_link);
+    }
+}
+
+static void loom_opq_push(loom_opq_t *q, loom_op_t *op)
+{
+    op->next = NULL;
+    if (NULL == q->tail) {
+        q->head = op;
+    } else {
+        q->tail->next = op;
+    }
+    q->tail = op;
+}
+
+void loom_opq_push_front(loom_opq_t *q, loom_op_t *op)
+{
+    op->next = q->head;
+    q->head  = op;
+    if (NULL == q->tail) {
+        q->tail = op;
+    }
+}
+
+loom_op_t *loom_opq_pop(loom_opq_t *q)
+{
+    loom_op_t *op = q->head;
+
+    if (NULL != op) {
+        q->head = op->next;
+        if (NULL == q->head) {
+            q->tail = NULL;
+        }
+    }
+    return op;
+}
+
+/* Move the ops of q that match to out; the others keep their order. */
+void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
+                   const void *arg, loom_opq_t *out)
+{
+    loom_opq_t keep = {NULL, NULL};
+    loom_op_t *op;
+
+    while (NULL != (op = loom_opq_pop(q))) {
+        loom_opq_push(match(op, arg) ? out : &keep, op);
+    }
+    *q = keep;
+}
+
+/* The upper layer's messages keep their order in the peer's queue; RDMA and
+ * loom's own messages wait for their rail only. */
+static loom_opq_t *loom_op_queue_of(loom_peer_t *peer, const loom_op_t *op)
+{
+    return (LOOM_OP_AM == op->kind) ? &peer->queue : &peer->rails[op->rail].rail_queue;
+}
+
+bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op)
+{
+    return NULL == loom_op_queue_of((loom_peer_t *)peer, op)->head;
+}
+
+void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
+{
+    loom_opq_push(loom_op_queue_of(peer, op), op);
+    loom_peer_mark_busy(peer);
+}
+
+/* Ahead of everything queued to the peer. */
+void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op)
+{
+    loom_opq_push_front(loom_op_queue_of(peer, op), op);
+    loom_peer_mark_busy(peer);
+}
+
+/* An op the engine allocates for itself (control messages, serves, striped
+ * chunks): kept on a list, so that what a dead rail never completes is
+ * still freed when the engine goes. */
+loom_op_t *loom_op_alloc_owned(loom_engine_t *engine)
+{
+    loom_op_t *op = calloc(1, sizeof(*op));
+
+    if (NULL == op) {
+        loom_log(engine, LOOM_LOG_ERROR, "out of memory for an operation");
+        return NULL;
+    }
+    ucs_list_add_head(&engine->owned_ops, &op->owned_link);
+    return op;
+}
+
+void loom_op_free_owned(loom_engine_t *engine, loom_op_t *op)
+{
+    (void)engine;
+    ucs_list_del(&op->owned_link);
+    free(op);
+}
+
+static void loom_ctrl_free(loom_op_t *op, int status)
+{
+    (void)status;
+    loom_op_free_owned(op->peer->engine, op);
+}
+
+/* An op the engine sends on its own behalf; freed once done. */
+loom_op_t *loom_op_alloc_ctrl(loom_engine_t *engine)
+{
+    loom_op_t *op = loom_op_alloc_owned(engine);
+
+    if (NULL != op) {
+        op->cb = loom_ctrl_free;
+    }
+    return op;
+}
+
+/* The ops of a rail endpoint that wait for UCT, so that they can be failed
+ * before the endpoint is destroyed (UCT would drop their completions). */
+void loom_wire_track(loom_op_t *op)
+{
+    ucs_list_add_head(&op->peer->rails[op->rail].wire_ops, &op->wire_link);
+    op->on_wire = true;
+}
+
+void loom_wire_untrack(loom_op_t *op)
+{
+    if (op->on_wire) {
+        ucs_list_del(&op->wire_link);
+        op->on_wire = false;
+    }
+}
+
+/* A serve reads its region from when it is queued until it ends: the region
+ * cannot go before (loom_serves_end). */
+void loom_serve_bind(loom_op_t *op, loom_region_t *region)
+{
+    op->region = region;
+    ++region->serves;
+}
+
+void loom_serve_unbind(loom_op_t *op)
+{
+    if (NULL != op->region) {
+        --op->region->serves;
+        op->region = NULL;
+    }
+}
+
+void loom_checked_put_forget(loom_op_t *op)
+{
+    if (0 != op->write_id) {
+        loom_hash_remove(&op->peer->engine->requests, op->write_id);
+        op->write_id = 0;
+    }
+}

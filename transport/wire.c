@@ -1,0 +1,93 @@
+/*
+ * Wire helpers every layer shares: headers, checks, payload packing and
+ * status codes as they travel.
+ */
+#include "loom_internal.h"
+
+#include <string.h>
+
+/* Copy the pieces of iov one after the other to dest; returns the end. */
+uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt)
+{
+    int i;
+
+    for (i = 0; i < iovcnt; ++i) {
+        memcpy(dest, iov[i].iov_base, iov[i].iov_len);
+        dest += iov[i].iov_len;
+    }
+    return dest;
+}
+
+size_t loom_iov_length(const struct iovec *iov, int iovcnt)
+{
+    size_t length = 0;
+    int i;
+
+    for (i = 0; i < iovcnt; ++i) {
+        length += iov[i].iov_len;
+    }
+    return length;
+}
+
+void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total)
+{
+    hdr->version = LOOM_WIRE_VERSION;
+    hdr->type    = type;
+    hdr->tag     = tag;
+    hdr->flags   = 0;
+    hdr->length  = loom_le32((uint32_t)(total - sizeof(*hdr)));
+}
+
+/* Validate the common header of a received message; count refusals. */
+bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uint8_t type,
+                         size_t min_length)
+{
+    loom_wire_hdr_t hdr;
+    const char *why = NULL;
+
+    hdr.type = type;
+    if (length < sizeof(hdr) || length < min_length) {
+        why = "too short";
+    } else {
+        memcpy(&hdr, data, sizeof(hdr));
+        if (hdr.version != LOOM_WIRE_VERSION) {
+            why = "wrong wire version";
+        } else if (hdr.type != type) {
+            why = "type does not match its AM id";
+        } else if (loom_from_le32(hdr.length) != length - sizeof(hdr)) {
+            why = "length field does not match the message";
+        }
+    }
+    if (NULL != why) {
+        ++rail->stats.refused;
+        loom_log(rail->engine, LOOM_LOG_WARN, "rail %s:%s: refused a message on AM id %u "
+                 "(type field %u, %zu bytes): %s", rail->info.tl_name, rail->info.dev_name,
+                 type, hdr.type, length, why);
+        return false;
+    }
+    return true;
+}
+
+int loom_wire_to_rc(uint32_t status)
+{
+    switch (status) {
+    case LOOM_WIRE_OK:           return LOOM_OK;
+    case LOOM_WIRE_UNKNOWN_KEY:
+    case LOOM_WIRE_STALE_KEY:    return LOOM_ERR_STALE_KEY;
+    case LOOM_WIRE_OUT_OF_RANGE: return LOOM_ERR_RANGE;
+    case LOOM_WIRE_BAD_REQUEST:  return LOOM_ERR_INVALID;
+    default:                     return LOOM_ERR_IO;
+    }
+}
+
+uint32_t loom_rc_to_wire(int rc)
+{
+    switch (rc) {
+    case LOOM_OK:            return LOOM_WIRE_OK;
+    case LOOM_ERR_NOT_FOUND: return LOOM_WIRE_UNKNOWN_KEY;
+    case LOOM_ERR_STALE_KEY: return LOOM_WIRE_STALE_KEY;
+    case LOOM_ERR_RANGE:     return LOOM_WIRE_OUT_OF_RANGE;
+    case LOOM_ERR_INVALID:   return LOOM_WIRE_BAD_REQUEST;
+    default:                 return LOOM_WIRE_IO_ERROR;
+    }
+}
