@@ -74,64 +74,6 @@ int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
     return peer->rails[peer->am_rail].failed ? LOOM_ERR_IO : LOOM_ERR_AGAIN;
 }
 
-/* Send one upper-layer message now, through the peer's eager ring if it
- * can take it, else by AM.  Nothing new goes while earlier messages are
- * being sent again, or while too many wait for an acknowledgement; when
- * half of those wait, the message goes by AM and asks for one at once. */
-int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt)
-{
-    size_t length = loom_iov_length(iov, iovcnt);
-    loom_wire_send_t hdr;
-    bool ack_now;
-    int rc;
-
-    if (!loom_msg_can_send(peer)) {
-        return LOOM_ERR_AGAIN;
-    }
-    if (peer->engine->config.am_round_robin) {
-        loom_peer_next_am_rail(peer); /* the receiver orders them again */
-    }
-    ack_now = loom_msg_ack_wanted(peer);
-    if (!ack_now && LOOM_OK == loom_eager_send(peer, tag, iov, iovcnt, length)) {
-        return LOOM_OK;
-    }
-    loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
-    hdr.hdr.flags = (ack_now ? LOOM_WIRE_FLAG_ACK_REQ : 0) |
-                    (loom_msg_logging(peer) ? LOOM_WIRE_FLAG_KEPT : 0);
-    loom_eager_am_stamp(peer, &hdr);
-    rc = loom_am_issue(peer, peer->am_rail, LOOM_WIRE_SEND, &hdr, iov, iovcnt);
-    loom_eager_am_result(peer, &hdr, LOOM_OK == rc);
-    if (LOOM_OK == rc) {
-        loom_rail_stats_t *stats = &peer->engine->rails[peer->am_rail].stats;
-        loom_msg_sent(peer, peer->am_rail, tag, iov, iovcnt, length);
-        stats->bytes_sent += length;
-        ++stats->messages_sent;
-    }
-    return rc;
-}
-
-int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
-                 loom_op_t *op)
-{
-    int rc;
-
-    if (loom_iov_length(iov, iovcnt) > peer->engine->rails[peer->am_rail].info.am_max) {
-        return LOOM_ERR_INVALID;
-    }
-    /* Behind queued messages to the same peer: keep the order. */
-    rc = (NULL == peer->queue.head) ? loom_am_send_now(peer, tag, iov, iovcnt)
-                                    : LOOM_ERR_AGAIN;
-    if (LOOM_ERR_AGAIN != rc || NULL == op) {
-        return rc;
-    }
-    loom_op_start(peer, op, LOOM_OP_AM, LOOM_STAGE_SEND);
-    op->tag    = tag;
-    op->iov    = iov;
-    op->iovcnt = iovcnt;
-    loom_op_queue(peer, op);
-    return LOOM_INPROGRESS;
-}
-
 /* Queue a control message (it carries its own header) for peer. */
 static loom_op_t *loom_ctrl_op_new(loom_peer_t *peer, int rail, const void *msg,
                                    size_t length)
@@ -264,19 +206,4 @@ loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t len
         }
     }
     return peer;
-}
-
-ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags)
-{
-    loom_rail_t *rail = arg;
-    const loom_wire_send_t *hdr = data;
-
-    (void)flags;
-    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_SEND, sizeof(*hdr))) {
-        return UCS_OK;
-    }
-    rail->stats.bytes_received += length - sizeof(*hdr);
-    ++rail->stats.messages_received;
-    loom_eager_rx_am(rail->engine, rail->index, hdr, hdr + 1, length - sizeof(*hdr));
-    return UCS_OK;
 }

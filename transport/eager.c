@@ -10,7 +10,6 @@
 
 #define LOOM_EAGER_CHECK_NS 10000000ull /* policy runs every 10 ms */
 
-static bool loom_eager_rail_capable(loom_engine_t *engine, const loom_rail_t *r);
 
 /* Check the phases of the configuration; fill in default thresholds. */
 static int loom_eager_config_check(loom_engine_t *engine)
@@ -76,117 +75,6 @@ void loom_eager_fini(loom_engine_t *engine)
     loom_eager_boxes_free(engine);
 }
 
-/* On a rail without memory protection every ring slot and ring
- * acknowledgement is a checked write of one segment (checked_put.c). */
-static bool loom_eager_checked_fits(loom_engine_t *engine, const loom_rail_t *r)
-{
-    unsigned p;
-
-    if (engine->eager.box_size > r->checked_seg) {
-        return false;
-    }
-    for (p = 0; p < engine->config.eager_phase_count; ++p) {
-        if (engine->config.eager_phases[p].slot_size > r->checked_seg) {
-            loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: no eager rings: "
-                     "phase %u's slots of %u bytes exceed its checked write of %zu bytes",
-                     r->info.tl_name, r->info.dev_name, p + 1,
-                     engine->config.eager_phases[p].slot_size, r->checked_seg);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Can the rail carry a ring?  It needs zero-copy puts from memory loom can
- * register (or memory that needs none), and the mode must allow it. */
-static bool loom_eager_rail_capable(loom_engine_t *engine, const loom_rail_t *r)
-{
-    if (LOOM_EAGER_OFF == engine->config.eager_mode || 0 == engine->config.eager_phase_count ||
-        !(r->attr.cap.flags & UCT_IFACE_FLAG_PUT_ZCOPY) ||
-        (r->needs_reg && !(r->md_attr.cap.flags & UCT_MD_FLAG_REG))) {
-        return false;
-    }
-    if (r->checked && !loom_eager_checked_fits(engine, r)) {
-        return false;
-    }
-    return LOOM_EAGER_ON == engine->config.eager_mode || 0 != strcmp(r->info.tl_name, "tcp");
-}
-
-bool loom_eager_rail_ok(const loom_engine_t *engine, int rail)
-{
-    return engine->eager.rail_ok[rail];
-}
-
-/* The smallest phase whose ring takes a message of length bytes; 0 if none does. */
-unsigned loom_eager_phase_for(const loom_engine_t *engine, size_t length)
-{
-    unsigned p;
-
-    for (p = 0; p < engine->config.eager_phase_count; ++p) {
-        if (length <= engine->config.eager_phases[p].threshold) {
-            return p + 1;
-        }
-    }
-    return 0;
-}
-
-int loom_eager_mem_alloc(loom_engine_t *engine, loom_eager_mem_t *mem, uint32_t slot_size,
-                         uint32_t slot_count, unsigned access)
-{
-    size_t bytes = (size_t)slot_size * slot_count;
-    int rc;
-
-    if (0 != posix_memalign((void **)&mem->buf, 64, bytes)) {
-        mem->buf = NULL;
-        return LOOM_ERR_NOMEM;
-    }
-    memset(mem->buf, 0, bytes);
-    rc = loom_mem_register_access(engine, mem->buf, bytes, access, &mem->region);
-    if (LOOM_OK != rc) {
-        free(mem->buf);
-        mem->buf = NULL;
-        return rc;
-    }
-    mem->slot_size  = slot_size;
-    mem->slot_count = slot_count;
-    engine->eager.stats.registered_bytes += bytes;
-    if (engine->eager.stats.registered_bytes > engine->eager.stats.registered_max) {
-        engine->eager.stats.registered_max = engine->eager.stats.registered_bytes;
-    }
-    return LOOM_OK;
-}
-
-void loom_eager_mem_free(loom_engine_t *engine, loom_eager_mem_t *mem)
-{
-    if (NULL == mem->buf) {
-        return;
-    }
-    engine->eager.stats.registered_bytes -= (size_t)mem->slot_size * mem->slot_count;
-    loom_mem_deregister(mem->region);
-    free(mem->buf);
-    memset(mem, 0, sizeof(*mem));
-}
-
-static size_t loom_eager_mem_bytes(const loom_eager_mem_t *mem)
-{
-    return (size_t)mem->slot_size * mem->slot_count;
-}
-
-size_t loom_eager_peer_bytes(const loom_peer_t *peer)
-{
-    return loom_eager_mem_bytes(&peer->eager.tx.mem) + loom_eager_mem_bytes(&peer->eager.rx.mem);
-}
-
-void loom_eager_count_peer(loom_peer_t *peer)
-{
-    loom_eager_stats_t *stats = &peer->engine->eager.stats;
-    size_t bytes = loom_eager_peer_bytes(peer);
-
-    if (bytes > stats->peer_bytes_max) {
-        stats->peer_bytes_max = bytes;
-    }
-}
-
 void loom_eager_peer_init(loom_peer_t *peer)
 {
     memset(&peer->eager, 0, sizeof(peer->eager));
@@ -194,15 +82,6 @@ void loom_eager_peer_init(loom_peer_t *peer)
     /* requests of this incarnation do not take the numbers of an earlier one */
     peer->eager.tx.req_seq = (uint32_t)(loom_now_ns() ^ (peer->name * 2654435761u));
     ++peer->engine->eager.stats.rings[0];
-}
-
-/* Put the peer on the list progress polls. */
-void loom_eager_activate(loom_peer_t *peer)
-{
-    if (!peer->eager.active) {
-        peer->eager.active = true;
-        ucs_list_add_tail(&peer->engine->eager.active, &peer->eager.link);
-    }
 }
 
 static bool loom_eager_idle(const loom_peer_t *peer)
@@ -223,7 +102,7 @@ void loom_eager_peer_fini(loom_peer_t *peer)
     loom_eager_tx_drop(peer);
     loom_eager_rx_drop(peer);
     --engine->eager.stats.rings[0];
-    loom_eager_rx_held_drop(peer);
+    loom_msg_held_drop(peer);
     if (NULL != peer->eager.tx.box) {
         loom_eager_box_put(engine, peer->eager.tx.box);
         peer->eager.tx.box = NULL;
@@ -322,29 +201,13 @@ static void loom_eager_evict(loom_engine_t *engine, const loom_peer_t *except, b
     }
 }
 
-/* May a ring of peer (direction tx) grow from remove to add bytes?  If the
- * budget says no, the least recently used other ring is made smaller, so
- * that a later try may succeed. */
-bool loom_eager_budget_room(loom_peer_t *peer, bool tx, size_t add, size_t remove)
-{
-    loom_engine_t *engine = peer->engine;
-    size_t budget = engine->config.eager_budget;
-
-    if (0 == budget || add <= remove ||
-        engine->eager.stats.registered_bytes - remove + add <= budget) {
-        return true;
-    }
-    loom_eager_evict(engine, peer, tx);
-    return false;
-}
-
 int loom_eager_progress(loom_engine_t *engine)
 {
     loom_eager_engine_t *eager = &engine->eager;
     loom_eager_peer_t *e, *tmp;
     uint64_t now;
     bool check;
-    int count = 0;
+    int count = 0, delivered;
 
     if (ucs_list_is_empty(&eager->active)) {
         return 0;
@@ -357,7 +220,12 @@ int loom_eager_progress(loom_engine_t *engine)
     ucs_list_for_each_safe(e, tmp, &eager->active, link) {
         loom_peer_t *peer = loom_container_of(e, loom_peer_t, eager);
 
-        count += loom_eager_rx_poll(peer);
+        delivered = loom_msg_deliver_ready(peer); /* ring slots and held messages */
+        if (delivered > 0) {
+            e->rx.last_use = now;
+            count += delivered;
+        }
+        loom_eager_rx_poll(peer);
         if (e->tx.pending || NULL != e->tx.box) {
             loom_eager_tx_poll(peer, now);
         }
@@ -369,8 +237,12 @@ int loom_eager_progress(loom_engine_t *engine)
             e->active = false;
         }
     }
-    if (check && 0 != engine->config.eager_budget &&
-        eager->stats.registered_bytes > engine->config.eager_budget) {
+    if (eager->evict_wanted) {
+        eager->evict_wanted = false;
+        loom_eager_evict(engine, loom_peer_lookup(engine, eager->evict_except),
+                         eager->evict_except_tx);
+    } else if (check && 0 != engine->config.eager_budget &&
+               eager->stats.registered_bytes > engine->config.eager_budget) {
         loom_eager_evict(engine, NULL, false);
     }
     return count;

@@ -26,6 +26,7 @@
 
 struct loom_peer;
 struct loom_engine;
+struct loom_rail;
 
 /* A cell of the engine's registered control area: a box the ack of one of
  * our requests lands in, or the source of an ack we write. */
@@ -143,6 +144,9 @@ typedef struct loom_eager_engine {
     ucs_list_link_t    active;    /* peers with a ring or a request */
     uint64_t           next_check;
     bool               rail_ok[LOOM_MAX_RAILS]; /* the rail can carry rings */
+    bool               evict_wanted;    /* the budget refused a ring to grow: */
+    uint64_t           evict_except;    /* shrink another than this peer's */
+    bool               evict_except_tx; /* ring of this direction */
 } loom_eager_engine_t;
 
 /* eager.c: policy, set-up, progress */
@@ -153,7 +157,10 @@ void   loom_eager_peer_fini(struct loom_peer *peer);
 void   loom_eager_rail_failed(struct loom_peer *peer, int rail);
 void   loom_eager_rail_back(struct loom_peer *peer);
 int    loom_eager_progress(struct loom_engine *engine);
+
+/* eager_ring.c: ring memory, budget and credits of both directions */
 void   loom_eager_activate(struct loom_peer *peer);
+bool   loom_eager_rail_capable(struct loom_engine *engine, const struct loom_rail *r);
 bool   loom_eager_rail_ok(const struct loom_engine *engine, int rail);
 unsigned loom_eager_phase_for(const struct loom_engine *engine, size_t length);
 int    loom_eager_mem_alloc(struct loom_engine *engine, loom_eager_mem_t *mem,
@@ -162,6 +169,9 @@ int    loom_eager_mem_alloc(struct loom_engine *engine, loom_eager_mem_t *mem,
 void   loom_eager_mem_free(struct loom_engine *engine, loom_eager_mem_t *mem);
 void   loom_eager_count_peer(struct loom_peer *peer);
 bool   loom_eager_budget_room(struct loom_peer *peer, bool tx, size_t add, size_t remove);
+uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
+void   loom_eager_rx_credits_untake(struct loom_peer *peer, uint16_t wire_credits);
+void   loom_eager_tx_credits(struct loom_peer *peer, uint16_t credits);
 static inline uint32_t loom_eager_flag(uint32_t seq)
 {
     return seq % 0xfffffffeu + 1u; /* never 0: a zeroed slot holds no flag */
@@ -182,20 +192,18 @@ void   loom_eager_am_result(struct loom_peer *peer, const loom_wire_send_t *hdr,
 void   loom_eager_req_stamp(struct loom_peer *peer, void *msg);
 int    loom_eager_tx_request(struct loom_peer *peer, unsigned phase);
 void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
-void   loom_eager_tx_credits(struct loom_peer *peer, uint16_t credits);
 void   loom_eager_tx_drop(struct loom_peer *peer);
 void   loom_eager_tx_rail_closed(struct loom_peer *peer, int rail);
 ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* eager_rx.c: the receiving side */
 ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags);
-void   loom_eager_rx_am(struct loom_engine *engine, int rail, const loom_wire_send_t *hdr,
-                        const void *payload, size_t length);
-int    loom_eager_rx_poll(struct loom_peer *peer);
-uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
-void   loom_eager_rx_credits_untake(struct loom_peer *peer, uint16_t wire_credits);
+void   loom_eager_rx_poll(struct loom_peer *peer);
+int    loom_eager_rx_ready(struct loom_peer *peer, loom_wire_slot_t **hdr_p, size_t *length_p);
+void   loom_eager_rx_consume(struct loom_peer *peer, loom_wire_slot_t *hdr);
+void   loom_eager_rx_refuse(struct loom_engine *engine, struct loom_rail *rail, uint64_t sender,
+                            const char *why);
 void   loom_eager_rx_drop(struct loom_peer *peer);
-void   loom_eager_rx_held_drop(struct loom_peer *peer);
 void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
 void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);
 

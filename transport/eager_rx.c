@@ -9,27 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint16_t loom_eager_rx_credits_take(loom_peer_t *peer)
-{
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    uint32_t count = rx->credits_owed;
-
-    if (0 == count || 0 == rx->phase) {
-        return 0;
-    }
-    if (count > LOOM_WIRE_SLOTS_MAX) {
-        count = LOOM_WIRE_SLOTS_MAX;
-    }
-    rx->credits_owed -= count;
-    return LOOM_WIRE_CREDITS(rx->gen, count);
-}
-
-/* Credits taken for a message that then did not leave: they go with a later one. */
-void loom_eager_rx_credits_untake(loom_peer_t *peer, uint16_t wire_credits)
-{
-    peer->eager.rx.credits_owed += LOOM_WIRE_CREDITS_COUNT(loom_from_le16(wire_credits));
-}
-
 void loom_eager_rx_drop(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
@@ -44,7 +23,7 @@ void loom_eager_rx_drop(loom_peer_t *peer)
     rx->credits_owed = 0;
 }
 
-static void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint64_t sender,
+void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint64_t sender,
                                  const char *why)
 {
     ++engine->eager.stats.refused;
@@ -56,33 +35,9 @@ static void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint6
 
 /* ---- delivery in order ------------------------------------------------------- */
 
-/* Hand a message to the upper layer, unless it has a tag the upper layer
- * does not take: a broken or hostile sender's, dropped and counted. */
-static void loom_eager_up(loom_engine_t *engine, int rail, uint64_t sender, uint8_t tag,
-                          const void *data, size_t length)
-{
-    if (0 != engine->config.tag_count && tag >= engine->config.tag_count) {
-        ++engine->rails[rail].stats.bad_tags;
-        loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: dropped a message of %zu bytes from "
-                 "%#llx with tag %u (tags go up to %u)", engine->rails[rail].info.tl_name,
-                 engine->rails[rail].info.dev_name, length, (unsigned long long)sender, tag,
-                 engine->config.tag_count - 1);
-        return;
-    }
-    engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
-}
-
-/* A dropped message counts as delivered too: the sender's next ones go on. */
-static void loom_eager_deliver(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
-                               size_t length, bool ack_now)
-{
-    loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
-    loom_eager_up(peer->engine, rail, peer->name, tag, data, length);
-}
-
 /* The next slot: 1 when it arrived whole (*hdr_p, *length_p set), 0 while
  * it has not, -1 when its tail flag came with a length no slot can hold. */
-static int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size_t *length_p)
+int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size_t *length_p)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
     uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
@@ -110,7 +65,7 @@ static int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size
 
 /* Done with the current slot: zero both flags so the next lap cannot
  * mistake them, and move on. */
-static void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
+void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
     uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
@@ -123,184 +78,6 @@ static void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
     rx->slot = (rx->slot + 1) % rx->mem.slot_count;
     ++rx->ring_recv;
     ++rx->credits_owed;
-}
-
-static loom_eager_held_t *loom_eager_held_pop(loom_eager_rx_t *rx)
-{
-    loom_eager_held_t *held = rx->held_head;
-
-    rx->held_head = held->next;
-    if (NULL == rx->held_head) {
-        rx->held_tail = NULL;
-    }
-    --rx->held_count;
-    return held;
-}
-
-/* Deliver what may go now, in the sender's order; returns how many
- * messages were taken (duplicates dropped included). */
-static int loom_eager_rx_deliver_ready(loom_peer_t *peer)
-{
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_eager_stats_t *stats = &peer->engine->eager.stats;
-    loom_eager_held_t *held;
-    loom_wire_slot_t *hdr = NULL;
-    size_t length = 0;
-    int count = 0, ready, order;
-
-    for (;;) {
-        held = rx->held_head;
-        if (NULL != held && (order = loom_msg_order(peer, held->seq)) <= 0) {
-            held = loom_eager_held_pop(rx);
-            if (0 == order) {
-                loom_eager_deliver(peer, held->rail, held->tag, held->data, held->length,
-                                   false);
-            }
-            free(held);
-            ++count;
-            continue;
-        }
-        if (0 == rx->phase || 0 == (ready = loom_eager_rx_ready(peer, &hdr, &length))) {
-            break;
-        }
-        if (ready < 0) {
-            loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name,
-                                 "ring slot with a length larger than the slot; dropped");
-            loom_eager_rx_consume(peer, NULL);
-            continue;
-        }
-        order = loom_msg_order(peer, loom_from_le32(hdr->seq));
-        if (order > 0) {
-            break; /* a message sent before it by AM has not come yet */
-        }
-        if (hdr->gen != rx->gen) {
-            loom_log(peer->engine, LOOM_LOG_WARN, "eager ring of peer %#llx: a message for "
-                     "ring generation %u in generation %u; delivered",
-                     (unsigned long long)peer->name, hdr->gen, rx->gen);
-        }
-        loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
-        loom_msg_acked(peer, hdr->ack);
-        if (0 == order) {
-            loom_eager_deliver(peer, rx->rail, hdr->tag, hdr + 1, length, false);
-        } else {
-            loom_msg_duplicate(peer, rx->rail); /* it was sent again by AM and came */
-        }
-        loom_eager_rx_consume(peer, hdr);
-        ++stats->ring_received;
-        ++peer->engine->rails[rx->rail].stats.messages_received;
-        peer->engine->rails[rx->rail].stats.bytes_received += length;
-        ++count;
-    }
-    return count;
-}
-
-/* Forget the messages kept for later (the peer goes, or connected again). */
-void loom_eager_rx_held_drop(loom_peer_t *peer)
-{
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_eager_held_t *held;
-
-    while (NULL != (held = rx->held_head)) {
-        rx->held_head = held->next;
-        free(held);
-    }
-    rx->held_tail  = NULL;
-    rx->held_count = 0;
-}
-
-/* Keep a copy of a message that came before one it must follow, in
- * sequence order; false if it cannot be kept. */
-static bool loom_eager_rx_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_t tag,
-                               const void *payload, size_t length)
-{
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_eager_held_t *held, **prev;
-
-    for (prev = &rx->held_head; NULL != *prev && loom_seq_after(seq, (*prev)->seq);
-         prev = &(*prev)->next) {
-    }
-    if (NULL != *prev && (*prev)->seq == seq) {
-        return true; /* a second copy of one already kept */
-    }
-    held = malloc(sizeof(*held) + length);
-    if (NULL == held) {
-        return false;
-    }
-    held->seq    = seq;
-    held->tag    = tag;
-    held->rail   = rail;
-    held->length = length;
-    memcpy(held->data, payload, length);
-    held->next = *prev;
-    *prev      = held;
-    if (NULL == held->next) {
-        rx->held_tail = held;
-    }
-    ++rx->held_count;
-    loom_eager_activate(peer);
-    return true;
-}
-
-/* An upper-layer message came by AM: deliver it now if it is the next one
- * of its sender, drop it if it was delivered before (sent again after a
- * rail failed), else keep a copy until the ones before it came. */
-void loom_eager_rx_am(loom_engine_t *engine, int rail, const loom_wire_send_t *msg,
-                      const void *payload, size_t length)
-{
-    /* msg is an AM payload, at any alignment: its fields are read from a copy */
-    loom_wire_send_t copy, *hdr = &copy;
-    loom_peer_t *peer;
-    uint64_t sender;
-    uint32_t seq;
-    bool ack_now;
-    int order;
-
-    memcpy(&copy, (const void *)msg, sizeof(copy));
-    sender  = loom_from_le64(hdr->sender);
-    peer    = loom_peer_lookup(engine, sender);
-    seq     = loom_from_le32(hdr->seq);
-    ack_now = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_ACK_REQ);
-    if (NULL == peer && loom_msg_stranger_keep(engine, rail, hdr, payload, length)) {
-        return; /* connected to its sender, then delivered, from progress */
-    }
-    if (NULL == peer) {
-        /* nothing to order it against: handed up, it would pass for a message
-         * of whatever process it names inside */
-        loom_msg_refuse(engine, rail, sender, "the process is not connected");
-        return;
-    }
-    if (!loom_msg_conn_check(peer, rail, hdr, payload, length)) {
-        return;
-    }
-    peer->msg.rx_kept = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_KEPT);
-    loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
-    loom_msg_acked(peer, hdr->ack);
-    while ((order = loom_msg_order(peer, seq)) > 0) {
-        if (0 == loom_eager_rx_deliver_ready(peer)) {
-            break; /* what comes before it is still on its way */
-        }
-    }
-    if (order < 0) {
-        loom_msg_duplicate(peer, rail);
-        return;
-    }
-    if (order > 0) {
-        if (!loom_msg_in_window(peer, seq)) {
-            loom_msg_over_limit(engine, rail, sender, "a message too far ahead of order");
-        } else if (!loom_eager_rx_hold(peer, rail, seq, hdr->hdr.tag, payload, length)) {
-            loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping message %u of peer "
-                     "%#llx until the ones before it came; dropped, it will be sent again "
-                     "only if its rail fails", seq, (unsigned long long)peer->name);
-        }
-        if (ack_now) {
-            loom_msg_ack_soon(peer); /* tell it what we have */
-        }
-        return;
-    }
-    loom_eager_deliver(peer, rail, hdr->hdr.tag, payload, length, ack_now);
-    if (NULL != peer->eager.rx.held_head || 0 != peer->eager.rx.phase) {
-        loom_eager_rx_deliver_ready(peer);
-    }
 }
 
 /* ---- requests ------------------------------------------------------------------- */
@@ -529,7 +306,8 @@ static void loom_eager_rx_serve(loom_peer_t *peer)
 
     memcpy(&req, rx->req, sizeof(req));
     if (0 != rx->phase) {
-        loom_eager_rx_deliver_ready(peer);
+        /* the old ring is drained by delivery (loom_eager_progress), which
+         * runs before this on every progress */
         if (loom_seq_after(loom_from_le32(req.ring_before), rx->ring_recv)) {
             return; /* ring messages sent before the request are still coming */
         }
@@ -629,17 +407,13 @@ void loom_eager_rx_hint(loom_peer_t *peer, unsigned phase)
 
 /* ---- progress --------------------------------------------------------------------- */
 
-int loom_eager_rx_poll(loom_peer_t *peer)
+/* The ring's own work, its messages delivered (loom_msg_deliver_ready). */
+void loom_eager_rx_poll(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
-    int count;
 
     if (NULL != rx->ack_box) {
         loom_eager_rx_ack_post(peer);
-    }
-    count = loom_eager_rx_deliver_ready(peer);
-    if (count > 0) {
-        rx->last_use = loom_now_ns();
     }
     if (0 != rx->req_len) {
         loom_eager_rx_serve(peer);
@@ -648,5 +422,4 @@ int loom_eager_rx_poll(loom_peer_t *peer)
     if (0 != rx->phase && !rx->note_queued && rx->credits_owed * 2 >= rx->mem.slot_count) {
         (void)loom_eager_rx_note(peer, LOOM_WIRE_NO_SHRINK);
     }
-    return count;
 }

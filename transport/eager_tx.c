@@ -482,25 +482,6 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
     tx->box = NULL;
 }
 
-/* Credits for our ring came back (on a message of the peer). */
-void loom_eager_tx_credits(loom_peer_t *peer, uint16_t credits)
-{
-    loom_eager_tx_t *tx = &peer->eager.tx;
-    uint32_t count = LOOM_WIRE_CREDITS_COUNT(credits);
-
-    if (0 == count || 0 == tx->phase || LOOM_WIRE_CREDITS_GEN(credits) != (tx->gen & 0xfu)) {
-        return; /* none, or for a ring that was replaced */
-    }
-    tx->credits += count;
-    if (tx->credits > tx->mem.slot_count) {
-        ++peer->engine->eager.stats.refused;
-        loom_log(peer->engine, LOOM_LOG_WARN, "eager ring to peer %#llx: %u credits "
-                 "returned for a ring of %u slots; ignored", (unsigned long long)peer->name,
-                 tx->credits, tx->mem.slot_count);
-        tx->credits = tx->mem.slot_count;
-    }
-}
-
 ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;

@@ -365,13 +365,11 @@ int  loom_wire_to_rc(uint32_t status);
 uint32_t loom_rc_to_wire(int rc);
 
 /* am.c */
-ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
 int  loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length);
 int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
                    const struct iovec *iov, int iovcnt);
 int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
                       const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
-int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length);
@@ -379,7 +377,16 @@ int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const voi
                            size_t length);
 loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
                                  uint8_t type, void *msg, size_t size, const char *what);
+/* A copy of a received message (loom_wire_send_t and payload) on a list. */
+typedef struct loom_msg_copy {
+    struct loom_msg_copy *next;
+    int      rail;
+    size_t   length;
+    uint8_t  data[];
+} loom_msg_copy_t;
+
 /* reliable.c */
+/* msg_log.c */
 bool loom_msg_logging(const loom_peer_t *peer);
 bool loom_msg_can_send(const loom_peer_t *peer);
 bool loom_msg_ack_wanted(const loom_peer_t *peer);
@@ -387,30 +394,30 @@ void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack);
 void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
                    int iovcnt, size_t length);
 void loom_msg_acked(loom_peer_t *peer, uint32_t ack);
+bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
+void loom_msg_resend_start(loom_peer_t *peer);
+
+/* reliable.c */
+void loom_msg_new_conn_drop(loom_peer_t *peer);
 int  loom_msg_order(const loom_peer_t *peer, uint32_t seq);
 void loom_msg_delivered(loom_peer_t *peer, bool ack_now);
 void loom_msg_duplicate(loom_peer_t *peer, int rail);
 int  loom_msg_progress_ask(loom_peer_t *peer, int rail);
+void loom_msg_reply(loom_peer_t *peer, int rail, uint8_t flag);
 void loom_msg_ack_soon(loom_peer_t *peer);
 void loom_msg_ack_stamp(loom_peer_t *peer, void *msg);
-ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
-void loom_msg_resend_start(loom_peer_t *peer);
-bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
 bool loom_msg_resend_progress(loom_peer_t *peer);
 void loom_msg_peer_fini(loom_peer_t *peer);
 bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
                          const void *payload, size_t length);
-void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
 void loom_msg_conn_ask(loom_peer_t *peer, int rail);
 void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
 void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what);
 bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);
-void loom_msg_watch(loom_engine_t *engine);
 void loom_msg_idle_acks(loom_engine_t *engine);
 void loom_msg_owed_forget(loom_peer_t *peer);
 bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
                             const void *payload, size_t length);
-int  loom_msg_strangers_progress(loom_engine_t *engine);
 void loom_msg_strangers_free(loom_engine_t *engine);
 /* a is after b, in the wrapping sequence numbers of a direction */
 static inline bool loom_seq_after(uint32_t a, uint32_t b)
@@ -419,8 +426,6 @@ static inline bool loom_seq_after(uint32_t a, uint32_t b)
 }
 
 /* rail_watch.c */
-void loom_rail_watch_start(loom_peer_t *peer, int rail);
-void loom_rail_watch_landed(loom_peer_t *peer, int rail);
 void loom_rail_watch(loom_engine_t *engine);
 
 /* tcp_liveness.c */
@@ -440,17 +445,37 @@ static inline bool loom_peer_closing(const loom_peer_t *peer)
 {
     return peer->said_bye || peer->leaving;
 }
+int  loom_peer_failures_progress(loom_engine_t *engine);
+ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
+ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
+
+/* link.c */
 loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
+loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name);
 int  loom_peer_rdma_rail(loom_peer_t *peer);
 void loom_peer_choose_am_rail(loom_peer_t *peer);
 void loom_peer_next_am_rail(loom_peer_t *peer);
 int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
+void loom_rail_watch_start(loom_peer_t *peer, int rail);
+void loom_rail_watch_landed(loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
-int  loom_peer_failures_progress(loom_engine_t *engine);
-ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
-ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
-loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name);
+
+/* msg_deliver.c */
+void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+                   const void *payload, size_t length);
+int  loom_msg_deliver_ready(loom_peer_t *peer);
+void loom_msg_held_drop(loom_peer_t *peer);
+void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
+int  loom_msg_strangers_progress(loom_engine_t *engine);
+
+/* msg_ack_rx.c */
+ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
+void loom_msg_watch(loom_engine_t *engine);
+
+/* msg_send.c */
+int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
+ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
 
 /* region.c */
 int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,

@@ -8,24 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name)
-{
-    return loom_hash_get(&engine->peers, name);
-}
-
-/* The sender of a message: connected now if it was not yet (the upper
- * layer may connect only when it first sends), so that its messages are
- * ordered and acknowledged from the first one; NULL if it cannot be. */
-loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name)
-{
-    loom_peer_t *peer = loom_peer_lookup(engine, name);
-
-    if (NULL == peer && NULL != engine->config.peer_find_cb) {
-        peer = engine->config.peer_find_cb(engine->config.cb_ctx, engine, name);
-    }
-    return peer;
-}
-
 uint64_t loom_peer_name(const loom_peer_t *peer)
 {
     return peer->name;
@@ -47,60 +29,6 @@ static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
         }
     }
     return -1;
-}
-
-/* From rail first on, wrapping: the first rail in use towards the peer
- * (usable_only), or connected and not failed (it may still be connecting);
- * -1 if none. */
-static int loom_peer_rail_from(const loom_peer_t *peer, int first, bool usable_only)
-{
-    int count = peer->engine->rail_count, i;
-
-    for (i = 0; i < count; ++i) {
-        int rail = (first + i) % count;
-        const loom_peer_rail_t *prail = &peer->rails[rail];
-
-        if (usable_only ? prail->usable : (NULL != prail->ep && !prail->failed)) {
-            return rail;
-        }
-    }
-    return -1;
-}
-
-/* The rail for messages: a fixed choice per peer spreads peers over rails. */
-void loom_peer_choose_am_rail(loom_peer_t *peer)
-{
-    int count = peer->engine->rail_count;
-    int first = (peer->engine->config.am_rail >= 0 && peer->engine->config.am_rail < count)
-                    ? peer->engine->config.am_rail : (int)(peer->name % (uint64_t)count);
-    int rail = loom_peer_rail_from(peer, first, false);
-
-    if (rail >= 0) {
-        peer->am_rail = rail;
-    }
-}
-
-/* Round robin: the next usable rail after the current one. */
-void loom_peer_next_am_rail(loom_peer_t *peer)
-{
-    int rail = loom_peer_rail_from(peer, peer->am_rail + 1, true);
-
-    if (rail >= 0) {
-        peer->am_rail = rail;
-    }
-}
-
-/* A usable rail to the peer other than this one, or -1. */
-int loom_peer_other_rail(const loom_peer_t *peer, int rail)
-{
-    int other = loom_peer_rail_from(peer, rail + 1, true);
-
-    return (other == rail) ? -1 : other;
-}
-
-int loom_peer_rdma_rail(loom_peer_t *peer)
-{
-    return peer->am_rail;
 }
 
 static int loom_connect_send(loom_peer_t *peer, int rail_index)
@@ -532,39 +460,6 @@ static void loom_peer_rail_report(loom_peer_t *peer, int rail, ucs_status_t stat
              ucs_status_string(status));
 }
 
-/*
- * A rail to the peer failed.  Whoever finds it (a send, a completion, a
- * handler, the rail watch) only marks it: the rail is out of use at once,
- * messages take another rail, those it carried are to be sent again first;
- * the rest, which drops rings, fails operations, tells the peer and may
- * report the peer lost to the upper layer, runs from progress alone
- * (loom_peer_failures_progress), never underneath the caller.
- */
-void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status)
-{
-    loom_peer_rail_t *prail = &peer->rails[rail];
-    /* our messages to the peer went on it, by AM or by ring */
-    bool carried = peer->am_rail == rail || peer->eager.tx.rail == rail ||
-                   loom_msg_on_rail(peer, rail);
-
-    if (prail->failed) {
-        return;
-    }
-    prail->failed      = true;
-    prail->usable      = false;
-    prail->fail_status = status;
-    if (peer->am_rail == rail) {
-        loom_peer_choose_am_rail(peer);
-    }
-    if (carried && !loom_peer_closing(peer) && !peer->rails[peer->am_rail].failed) {
-        loom_msg_resend_start(peer);
-    }
-    if (0 == peer->fail_pending) {
-        ucs_list_add_tail(&peer->engine->failing, &peer->fail_link);
-    }
-    peer->fail_pending |= 1u << rail;
-}
-
 /* The handling of a failed rail, from progress. */
 static void loom_peer_rail_failed(loom_peer_t *peer, int rail)
 {
@@ -596,20 +491,6 @@ int loom_peer_failures_progress(loom_engine_t *engine)
         ++count;
     }
     return count;
-}
-
-ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status)
-{
-    loom_rail_t *rail = arg;
-    loom_peer_t *peer;
-    size_t pos = 0;
-
-    while (NULL != (peer = loom_hash_next(&rail->engine->peers, &pos))) {
-        if (peer->rails[rail->index].ep == ep) {
-            loom_peer_fail_rail(peer, rail->index, status);
-        }
-    }
-    return UCS_OK;
 }
 
 /* The peer disconnects from us: its endpoints close next. */

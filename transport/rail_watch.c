@@ -26,39 +26,6 @@
  */
 #include "loom_internal.h"
 
-/* A chunk went on a rail that had none in flight: watch it from now. */
-void loom_rail_watch_start(loom_peer_t *peer, int rail)
-{
-    loom_peer_rail_t *prail = &peer->rails[rail];
-
-    prail->last_landed  = loom_now_ns();
-    prail->landed_mark  = peer->chunks_landed;
-    prail->others_since = 0;
-    prail->watch_asked  = 0;
-}
-
-/* A chunk landed on a rail in use: it is alive, and it is the evidence
- * against the other rails to the peer that wait for theirs. */
-void loom_rail_watch_landed(loom_peer_t *peer, int rail)
-{
-    uint64_t now = loom_now_ns();
-    int i;
-
-    ++peer->chunks_landed;
-    for (i = 0; i < peer->engine->rail_count; ++i) {
-        loom_peer_rail_t *prail = &peer->rails[i];
-
-        if (i == rail) {
-            prail->last_landed  = now;
-            prail->landed_mark  = peer->chunks_landed;
-            prail->others_since = 0;
-            prail->watch_asked  = 0;
-        } else if (0 == prail->others_since && prail->inflight_chunks > 0) {
-            prail->others_since = now;
-        }
-    }
-}
-
 /* No rail to the peer but this one has striped chunks in flight; *others
  * is how many rails besides this one are in use. */
 static bool loom_rail_watch_others_idle(const loom_peer_t *peer, int rail, unsigned *others)

@@ -13,96 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies are kept only where another rail could carry them again. */
-bool loom_msg_logging(const loom_peer_t *peer)
-{
-    return peer->engine->config.msg_window > 0 && peer->engine->rail_count > 1;
-}
-
-/* New messages wait while the log is full (the peer acknowledges soon:
- * see loom_msg_ack_wanted) or while the log is being sent again. */
-bool loom_msg_can_send(const loom_peer_t *peer)
-{
-    const loom_msg_state_t *msg = &peer->msg;
-
-    return !msg->resending &&
-           (!loom_msg_logging(peer) || msg->log_count < peer->engine->config.msg_window);
-}
-
-/* Half the window waits for an acknowledgement: ask for one at once. */
-bool loom_msg_ack_wanted(const loom_peer_t *peer)
-{
-    return loom_msg_logging(peer) &&
-           2 * (peer->msg.log_count + 1) >= peer->engine->config.msg_window;
-}
-
-/* The sequence number of the message about to leave, and our cumulative
- * acknowledgement of the peer's messages to go with it. */
-void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack)
-{
-    *seq = loom_le32(peer->msg.tx_seq);
-    *ack = loom_le32(peer->msg.rx_seq);
-    peer->msg.acked = peer->msg.rx_seq;
-}
-
-/* The message stamped last has left: keep it until acknowledged. */
-void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
-                   int iovcnt, size_t length)
-{
-    loom_msg_state_t *msg = &peer->msg;
-    loom_msg_entry_t *entry;
-
-    if (loom_msg_logging(peer)) {
-        entry = malloc(sizeof(*entry) + length);
-        if (NULL == entry) {
-            loom_log(peer->engine, LOOM_LOG_WARN, "out of memory keeping message %u to "
-                     "peer %#llx: it is lost if its rail fails", msg->tx_seq,
-                     (unsigned long long)peer->name);
-        } else {
-            entry->next   = NULL;
-            entry->sent   = loom_now_ns();
-            entry->rail   = rail;
-            entry->seq    = msg->tx_seq;
-            entry->tag    = tag;
-            entry->length = length;
-            (void)loom_iov_pack(entry->data, iov, iovcnt);
-            if (NULL == msg->log_tail) {
-                msg->log_head = entry;
-            } else {
-                msg->log_tail->next = entry;
-            }
-            msg->log_tail = entry;
-            ++msg->log_count;
-            ++peer->engine->msgs_logged;
-        }
-    }
-    ++msg->tx_seq;
-}
-
-/* The peer delivered every message before ack (little-endian). */
-void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
-{
-    loom_msg_state_t *msg = &peer->msg;
-    uint32_t ack = loom_from_le32(wire_ack);
-    loom_msg_entry_t *entry;
-
-    if (loom_seq_after(ack, msg->tx_seq)) {
-        ++peer->engine->rails[peer->am_rail].stats.refused;
-        loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx acknowledged message %u, only %u "
-                 "were sent; ignored", (unsigned long long)peer->name, ack, msg->tx_seq);
-        return;
-    }
-    while (NULL != (entry = msg->log_head) && loom_seq_after(ack, entry->seq)) {
-        msg->log_head = entry->next;
-        if (NULL == msg->log_head) {
-            msg->log_tail = NULL;
-        }
-        --msg->log_count;
-        --peer->engine->msgs_logged;
-        free(entry);
-    }
-}
-
 /* A message of a process not connected, or of a connection not its own:
  * nothing can order it, so it is never handed up. */
 void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why)
@@ -149,13 +59,6 @@ bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq)
     return seq - peer->msg.rx_seq <= loom_msg_ahead_max(peer);
 }
 
-/* A copy of a received message (loom_wire_send_t and payload) on a list. */
-typedef struct loom_msg_copy {
-    struct loom_msg_copy *next;
-    int      rail;
-    size_t   length;
-    uint8_t  data[];
-} loom_msg_copy_t;
 
 /* hdr is the message's header (an aligned copy), payload its length bytes
  * after it (as they came, at any alignment). */
@@ -193,24 +96,7 @@ static void loom_msg_copies_free(loom_msg_copy_t **head, loom_msg_copy_t **tail)
     *tail = NULL;
 }
 
-/* Hand each copy to the AM path again, in order, and free it. */
-static unsigned loom_msg_copies_replay(loom_engine_t *engine, loom_msg_copy_t *list)
-{
-    const loom_wire_send_t *hdr;
-    loom_msg_copy_t *copy;
-    unsigned count = 0;
-
-    while (NULL != (copy = list)) {
-        list = copy->next;
-        hdr  = (const loom_wire_send_t *)copy->data;
-        loom_eager_rx_am(engine, copy->rail, hdr, hdr + 1, copy->length - sizeof(*hdr));
-        free(copy);
-        ++count;
-    }
-    return count;
-}
-
-static void loom_msg_new_conn_drop(loom_peer_t *peer)
+void loom_msg_new_conn_drop(loom_peer_t *peer)
 {
     loom_msg_state_t *msg = &peer->msg;
 
@@ -265,39 +151,6 @@ bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hd
     return false;
 }
 
-/* The peer named its connection to us (asked by loom_msg_conn_check): take
- * the new one if it is that, else the claim was false. */
-void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t wire_conn)
-{
-    loom_msg_state_t *msg = &peer->msg;
-    uint32_t conn = loom_from_le32(wire_conn);
-    loom_msg_copy_t *list = msg->new_head;
-    unsigned i;
-
-    if (0 == msg->new_conn || conn == msg->rx_conn) {
-        for (i = 0; i < msg->new_count; ++i) {
-            loom_msg_refuse(peer->engine, rail, peer->name, "its connection is not the "
-                            "one the peer uses");
-        }
-        loom_msg_new_conn_drop(peer);
-        return;
-    }
-    if (conn != msg->new_conn) {
-        return; /* an answer about an earlier claim: the one for this one follows */
-    }
-    loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx connected to us again",
-             (unsigned long long)peer->name);
-    loom_eager_rx_held_drop(peer); /* what was kept of the earlier one never comes */
-    msg->rx_conn  = conn;
-    msg->rx_seq   = 0;
-    msg->acked    = 0;
-    msg->new_head = NULL;
-    msg->new_tail = NULL;
-    msg->new_count = 0;
-    msg->new_conn = 0;
-    (void)loom_msg_copies_replay(peer->engine, list);
-}
-
 /* Where a message of this sequence number stands: < 0 delivered already,
  * 0 next to deliver, > 0 one before it is still missing. */
 int loom_msg_order(const loom_peer_t *peer, uint32_t seq)
@@ -306,36 +159,6 @@ int loom_msg_order(const loom_peer_t *peer, uint32_t seq)
         return 0;
     }
     return loom_seq_after(seq, peer->msg.rx_seq) ? 1 : -1;
-}
-
-/* A message not acknowledged yet last left on this rail. */
-bool loom_msg_on_rail(const loom_peer_t *peer, int rail)
-{
-    const loom_msg_entry_t *entry;
-
-    for (entry = peer->msg.log_head; NULL != entry; entry = entry->next) {
-        if (entry->rail == rail) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* The rail carrying our messages to the peer failed: what it may have lost
- * goes again, first thing, on the rail that took over. */
-void loom_msg_resend_start(loom_peer_t *peer)
-{
-    loom_msg_state_t *msg = &peer->msg;
-
-    if (NULL == msg->log_head) {
-        return;
-    }
-    loom_log(peer->engine, LOOM_LOG_INFO, "sending %u messages to peer %#llx again on "
-             "rail %d", msg->log_count, (unsigned long long)peer->name, peer->am_rail);
-    msg->resending  = true;
-    msg->resend_seq = msg->log_head->seq;
-    msg->asked      = false; /* an answer would describe the copies sent before */
-    loom_peer_mark_busy(peer);
 }
 
 /* Send the log again, in order; true once it all went (or cannot go). */
@@ -413,28 +236,6 @@ bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_sen
     }
     ++engine->strangers_count;
     return true;
-}
-
-int loom_msg_strangers_progress(loom_engine_t *engine)
-{
-    loom_msg_copy_t *copy;
-    const loom_wire_send_t *hdr;
-    int count = 0;
-
-    engine->strangers_running = true;
-    while (NULL != (copy = engine->strangers_head)) {
-        engine->strangers_head = copy->next;
-        if (NULL == engine->strangers_head) {
-            engine->strangers_tail = NULL;
-        }
-        --engine->strangers_count;
-        hdr = (const loom_wire_send_t *)copy->data;
-        (void)loom_peer_of_message(engine, loom_from_le64(hdr->sender));
-        copy->next = NULL;
-        count += (int)loom_msg_copies_replay(engine, copy);
-    }
-    engine->strangers_running = false;
-    return count;
 }
 
 void loom_msg_strangers_free(loom_engine_t *engine)

@@ -1,0 +1,283 @@
+/*
+ * In-order delivery of a peer's messages, whichever way they came (active
+ * message or eager ring slot): the next one goes up, duplicates are
+ * dropped, those ahead of order are kept until the ones before them came.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Hand a message to the upper layer, unless it has a tag the upper layer
+ * does not take: a broken or hostile sender's, dropped and counted. */
+static void loom_msg_up(loom_engine_t *engine, int rail, uint64_t sender, uint8_t tag,
+                          const void *data, size_t length)
+{
+    if (0 != engine->config.tag_count && tag >= engine->config.tag_count) {
+        ++engine->rails[rail].stats.bad_tags;
+        loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: dropped a message of %zu bytes from "
+                 "%#llx with tag %u (tags go up to %u)", engine->rails[rail].info.tl_name,
+                 engine->rails[rail].info.dev_name, length, (unsigned long long)sender, tag,
+                 engine->config.tag_count - 1);
+        return;
+    }
+    engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
+}
+
+/* A dropped message counts as delivered too: the sender's next ones go on. */
+static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
+                               size_t length, bool ack_now)
+{
+    loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
+    loom_msg_up(peer->engine, rail, peer->name, tag, data, length);
+}
+
+static loom_eager_held_t *loom_msg_held_pop(loom_eager_rx_t *rx)
+{
+    loom_eager_held_t *held = rx->held_head;
+
+    rx->held_head = held->next;
+    if (NULL == rx->held_head) {
+        rx->held_tail = NULL;
+    }
+    --rx->held_count;
+    return held;
+}
+
+/* Deliver what may go now, in the sender's order; returns how many
+ * messages were taken (duplicates dropped included). */
+int loom_msg_deliver_ready(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_stats_t *stats = &peer->engine->eager.stats;
+    loom_eager_held_t *held;
+    loom_wire_slot_t *hdr = NULL;
+    size_t length = 0;
+    int count = 0, ready, order;
+
+    for (;;) {
+        held = rx->held_head;
+        if (NULL != held && (order = loom_msg_order(peer, held->seq)) <= 0) {
+            held = loom_msg_held_pop(rx);
+            if (0 == order) {
+                loom_msg_hand_up(peer, held->rail, held->tag, held->data, held->length,
+                                   false);
+            }
+            free(held);
+            ++count;
+            continue;
+        }
+        if (0 == rx->phase || 0 == (ready = loom_eager_rx_ready(peer, &hdr, &length))) {
+            break;
+        }
+        if (ready < 0) {
+            loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name,
+                                 "ring slot with a length larger than the slot; dropped");
+            loom_eager_rx_consume(peer, NULL);
+            continue;
+        }
+        order = loom_msg_order(peer, loom_from_le32(hdr->seq));
+        if (order > 0) {
+            break; /* a message sent before it by AM has not come yet */
+        }
+        if (hdr->gen != rx->gen) {
+            loom_log(peer->engine, LOOM_LOG_WARN, "eager ring of peer %#llx: a message for "
+                     "ring generation %u in generation %u; delivered",
+                     (unsigned long long)peer->name, hdr->gen, rx->gen);
+        }
+        loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
+        loom_msg_acked(peer, hdr->ack);
+        if (0 == order) {
+            loom_msg_hand_up(peer, rx->rail, hdr->tag, hdr + 1, length, false);
+        } else {
+            loom_msg_duplicate(peer, rx->rail); /* it was sent again by AM and came */
+        }
+        loom_eager_rx_consume(peer, hdr);
+        ++stats->ring_received;
+        ++peer->engine->rails[rx->rail].stats.messages_received;
+        peer->engine->rails[rx->rail].stats.bytes_received += length;
+        ++count;
+    }
+    return count;
+}
+
+/* Forget the messages kept for later (the peer goes, or connected again). */
+void loom_msg_held_drop(loom_peer_t *peer)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_held_t *held;
+
+    while (NULL != (held = rx->held_head)) {
+        rx->held_head = held->next;
+        free(held);
+    }
+    rx->held_tail  = NULL;
+    rx->held_count = 0;
+}
+
+/* Keep a copy of a message that came before one it must follow, in
+ * sequence order; false if it cannot be kept. */
+static bool loom_msg_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_t tag,
+                               const void *payload, size_t length)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_eager_held_t *held, **prev;
+
+    for (prev = &rx->held_head; NULL != *prev && loom_seq_after(seq, (*prev)->seq);
+         prev = &(*prev)->next) {
+    }
+    if (NULL != *prev && (*prev)->seq == seq) {
+        return true; /* a second copy of one already kept */
+    }
+    held = malloc(sizeof(*held) + length);
+    if (NULL == held) {
+        return false;
+    }
+    held->seq    = seq;
+    held->tag    = tag;
+    held->rail   = rail;
+    held->length = length;
+    memcpy(held->data, payload, length);
+    held->next = *prev;
+    *prev      = held;
+    if (NULL == held->next) {
+        rx->held_tail = held;
+    }
+    ++rx->held_count;
+    loom_eager_activate(peer);
+    return true;
+}
+
+/* An upper-layer message came by AM: deliver it now if it is the next one
+ * of its sender, drop it if it was delivered before (sent again after a
+ * rail failed), else keep a copy until the ones before it came. */
+void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *msg,
+                      const void *payload, size_t length)
+{
+    /* msg is an AM payload, at any alignment: its fields are read from a copy */
+    loom_wire_send_t copy, *hdr = &copy;
+    loom_peer_t *peer;
+    uint64_t sender;
+    uint32_t seq;
+    bool ack_now;
+    int order;
+
+    memcpy(&copy, (const void *)msg, sizeof(copy));
+    sender  = loom_from_le64(hdr->sender);
+    peer    = loom_peer_lookup(engine, sender);
+    seq     = loom_from_le32(hdr->seq);
+    ack_now = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_ACK_REQ);
+    if (NULL == peer && loom_msg_stranger_keep(engine, rail, hdr, payload, length)) {
+        return; /* connected to its sender, then delivered, from progress */
+    }
+    if (NULL == peer) {
+        /* nothing to order it against: handed up, it would pass for a message
+         * of whatever process it names inside */
+        loom_msg_refuse(engine, rail, sender, "the process is not connected");
+        return;
+    }
+    if (!loom_msg_conn_check(peer, rail, hdr, payload, length)) {
+        return;
+    }
+    peer->msg.rx_kept = !!(hdr->hdr.flags & LOOM_WIRE_FLAG_KEPT);
+    loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
+    loom_msg_acked(peer, hdr->ack);
+    while ((order = loom_msg_order(peer, seq)) > 0) {
+        if (0 == loom_msg_deliver_ready(peer)) {
+            break; /* what comes before it is still on its way */
+        }
+    }
+    if (order < 0) {
+        loom_msg_duplicate(peer, rail);
+        return;
+    }
+    if (order > 0) {
+        if (!loom_msg_in_window(peer, seq)) {
+            loom_msg_over_limit(engine, rail, sender, "a message too far ahead of order");
+        } else if (!loom_msg_hold(peer, rail, seq, hdr->hdr.tag, payload, length)) {
+            loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping message %u of peer "
+                     "%#llx until the ones before it came; dropped, it will be sent again "
+                     "only if its rail fails", seq, (unsigned long long)peer->name);
+        }
+        if (ack_now) {
+            loom_msg_ack_soon(peer); /* tell it what we have */
+        }
+        return;
+    }
+    loom_msg_hand_up(peer, rail, hdr->hdr.tag, payload, length, ack_now);
+    if (NULL != peer->eager.rx.held_head || 0 != peer->eager.rx.phase) {
+        loom_msg_deliver_ready(peer);
+    }
+}
+
+/* Hand each copy to the AM path again, in order, and free it. */
+static unsigned loom_msg_copies_replay(loom_engine_t *engine, loom_msg_copy_t *list)
+{
+    const loom_wire_send_t *hdr;
+    loom_msg_copy_t *copy;
+    unsigned count = 0;
+
+    while (NULL != (copy = list)) {
+        list = copy->next;
+        hdr  = (const loom_wire_send_t *)copy->data;
+        loom_msg_recv(engine, copy->rail, hdr, hdr + 1, copy->length - sizeof(*hdr));
+        free(copy);
+        ++count;
+    }
+    return count;
+}
+
+/* The peer named its connection to us (asked by loom_msg_conn_check): take
+ * the new one if it is that, else the claim was false. */
+void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t wire_conn)
+{
+    loom_msg_state_t *msg = &peer->msg;
+    uint32_t conn = loom_from_le32(wire_conn);
+    loom_msg_copy_t *list = msg->new_head;
+    unsigned i;
+
+    if (0 == msg->new_conn || conn == msg->rx_conn) {
+        for (i = 0; i < msg->new_count; ++i) {
+            loom_msg_refuse(peer->engine, rail, peer->name, "its connection is not the "
+                            "one the peer uses");
+        }
+        loom_msg_new_conn_drop(peer);
+        return;
+    }
+    if (conn != msg->new_conn) {
+        return; /* an answer about an earlier claim: the one for this one follows */
+    }
+    loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx connected to us again",
+             (unsigned long long)peer->name);
+    loom_msg_held_drop(peer); /* what was kept of the earlier one never comes */
+    msg->rx_conn  = conn;
+    msg->rx_seq   = 0;
+    msg->acked    = 0;
+    msg->new_head = NULL;
+    msg->new_tail = NULL;
+    msg->new_count = 0;
+    msg->new_conn = 0;
+    (void)loom_msg_copies_replay(peer->engine, list);
+}
+
+int loom_msg_strangers_progress(loom_engine_t *engine)
+{
+    loom_msg_copy_t *copy;
+    const loom_wire_send_t *hdr;
+    int count = 0;
+
+    engine->strangers_running = true;
+    while (NULL != (copy = engine->strangers_head)) {
+        engine->strangers_head = copy->next;
+        if (NULL == engine->strangers_head) {
+            engine->strangers_tail = NULL;
+        }
+        --engine->strangers_count;
+        hdr = (const loom_wire_send_t *)copy->data;
+        (void)loom_peer_of_message(engine, loom_from_le64(hdr->sender));
+        copy->next = NULL;
+        count += (int)loom_msg_copies_replay(engine, copy);
+    }
+    engine->strangers_running = false;
+    return count;
+}

@@ -1,0 +1,129 @@
+/*
+ * The log of messages sent to a peer: sequence numbers and acknowledgements
+ * stamped on them, each kept until acknowledged, and sent again after a
+ * rail that carried them failed.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Copies are kept only where another rail could carry them again. */
+bool loom_msg_logging(const loom_peer_t *peer)
+{
+    return peer->engine->config.msg_window > 0 && peer->engine->rail_count > 1;
+}
+
+/* New messages wait while the log is full (the peer acknowledges soon:
+ * see loom_msg_ack_wanted) or while the log is being sent again. */
+bool loom_msg_can_send(const loom_peer_t *peer)
+{
+    const loom_msg_state_t *msg = &peer->msg;
+
+    return !msg->resending &&
+           (!loom_msg_logging(peer) || msg->log_count < peer->engine->config.msg_window);
+}
+
+/* Half the window waits for an acknowledgement: ask for one at once. */
+bool loom_msg_ack_wanted(const loom_peer_t *peer)
+{
+    return loom_msg_logging(peer) &&
+           2 * (peer->msg.log_count + 1) >= peer->engine->config.msg_window;
+}
+
+/* The sequence number of the message about to leave, and our cumulative
+ * acknowledgement of the peer's messages to go with it. */
+void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack)
+{
+    *seq = loom_le32(peer->msg.tx_seq);
+    *ack = loom_le32(peer->msg.rx_seq);
+    peer->msg.acked = peer->msg.rx_seq;
+}
+
+/* The message stamped last has left: keep it until acknowledged. */
+void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
+                   int iovcnt, size_t length)
+{
+    loom_msg_state_t *msg = &peer->msg;
+    loom_msg_entry_t *entry;
+
+    if (loom_msg_logging(peer)) {
+        entry = malloc(sizeof(*entry) + length);
+        if (NULL == entry) {
+            loom_log(peer->engine, LOOM_LOG_WARN, "out of memory keeping message %u to "
+                     "peer %#llx: it is lost if its rail fails", msg->tx_seq,
+                     (unsigned long long)peer->name);
+        } else {
+            entry->next   = NULL;
+            entry->sent   = loom_now_ns();
+            entry->rail   = rail;
+            entry->seq    = msg->tx_seq;
+            entry->tag    = tag;
+            entry->length = length;
+            (void)loom_iov_pack(entry->data, iov, iovcnt);
+            if (NULL == msg->log_tail) {
+                msg->log_head = entry;
+            } else {
+                msg->log_tail->next = entry;
+            }
+            msg->log_tail = entry;
+            ++msg->log_count;
+            ++peer->engine->msgs_logged;
+        }
+    }
+    ++msg->tx_seq;
+}
+
+/* The peer delivered every message before ack (little-endian). */
+void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
+{
+    loom_msg_state_t *msg = &peer->msg;
+    uint32_t ack = loom_from_le32(wire_ack);
+    loom_msg_entry_t *entry;
+
+    if (loom_seq_after(ack, msg->tx_seq)) {
+        ++peer->engine->rails[peer->am_rail].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx acknowledged message %u, only %u "
+                 "were sent; ignored", (unsigned long long)peer->name, ack, msg->tx_seq);
+        return;
+    }
+    while (NULL != (entry = msg->log_head) && loom_seq_after(ack, entry->seq)) {
+        msg->log_head = entry->next;
+        if (NULL == msg->log_head) {
+            msg->log_tail = NULL;
+        }
+        --msg->log_count;
+        --peer->engine->msgs_logged;
+        free(entry);
+    }
+}
+
+/* A message not acknowledged yet last left on this rail. */
+bool loom_msg_on_rail(const loom_peer_t *peer, int rail)
+{
+    const loom_msg_entry_t *entry;
+
+    for (entry = peer->msg.log_head; NULL != entry; entry = entry->next) {
+        if (entry->rail == rail) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The rail carrying our messages to the peer failed: what it may have lost
+ * goes again, first thing, on the rail that took over. */
+void loom_msg_resend_start(loom_peer_t *peer)
+{
+    loom_msg_state_t *msg = &peer->msg;
+
+    if (NULL == msg->log_head) {
+        return;
+    }
+    loom_log(peer->engine, LOOM_LOG_INFO, "sending %u messages to peer %#llx again on "
+             "rail %d", msg->log_count, (unsigned long long)peer->name, peer->am_rail);
+    msg->resending  = true;
+    msg->resend_seq = msg->log_head->seq;
+    msg->asked      = false; /* an answer would describe the copies sent before */
+    loom_peer_mark_busy(peer);
+}
