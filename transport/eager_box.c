@@ -96,7 +96,7 @@ void loom_eager_boxes_free(loom_engine_t *engine)
                                  &chunk->boxes[i].rkey);
             }
         }
-        loom_mem_deregister(chunk->region);
+        loom_region_free(chunk->region);
         free(chunk->mem);
         free(chunk);
     }

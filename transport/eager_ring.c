@@ -93,7 +93,7 @@ void loom_eager_mem_free(loom_engine_t *engine, loom_eager_mem_t *mem)
         return;
     }
     engine->eager.stats.registered_bytes -= (size_t)mem->slot_size * mem->slot_count;
-    loom_mem_deregister(mem->region);
+    loom_region_free(mem->region);
     free(mem->buf);
     memset(mem, 0, sizeof(*mem));
 }

@@ -233,6 +233,10 @@ struct loom_region {
     unsigned       serves;         /* serves reading it that have not ended */
 };
 
+/* Work a layer does from progress; returns how much it found. */
+typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
+#define LOOM_POLLERS_MAX 16
+
 struct loom_engine {
     loom_engine_config_t config;
     char                 rails_spec[1024];
@@ -282,6 +286,8 @@ struct loom_engine {
     const struct loom_am_handler *am_handlers; /* the receiver of each AM id */
     size_t               am_handler_count;
     uct_error_handler_t  ep_error;     /* errors of the rails' endpoints */
+    loom_poller_fn_t     pollers[LOOM_POLLERS_MAX]; /* run from progress, in order */
+    int                  poller_count;
 };
 
 /* log.c */
@@ -315,8 +321,13 @@ void loom_serve_bind(loom_op_t *op, loom_region_t *region);
 void loom_serve_unbind(loom_op_t *op);
 void loom_checked_put_forget(loom_op_t *op);
 
-/* engine.c */
+/* progress.c */
 int  loom_op_advance(loom_op_t *op);
+int  loom_progress_queues(loom_engine_t *engine);
+void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
+
+/* teardown.c: loom_peer_disconnect, loom_peer_flush, loom_mem_deregister
+ * (transport.h) */
 
 /* rail.c */
 int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
@@ -414,7 +425,7 @@ void loom_msg_conn_ask(loom_peer_t *peer, int rail);
 void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
 void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what);
 bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);
-void loom_msg_idle_acks(loom_engine_t *engine);
+int  loom_msg_idle_acks(loom_engine_t *engine);
 void loom_msg_owed_forget(loom_peer_t *peer);
 bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
                             const void *payload, size_t length);
@@ -426,14 +437,14 @@ static inline bool loom_seq_after(uint32_t a, uint32_t b)
 }
 
 /* rail_watch.c */
-void loom_rail_watch(loom_engine_t *engine);
+int  loom_rail_watch(loom_engine_t *engine);
 
 /* tcp_liveness.c */
 void loom_tcp_liveness_init(loom_engine_t *engine);
-void loom_tcp_liveness_sweep(loom_engine_t *engine);
+int  loom_tcp_liveness_sweep(loom_engine_t *engine);
 
 /* rejoin.c */
-void loom_rejoin_progress(loom_engine_t *engine);
+int  loom_rejoin_progress(loom_engine_t *engine);
 void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
 void loom_rejoin_tell_down(loom_peer_t *peer, int index);
 ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags);
@@ -445,9 +456,13 @@ static inline bool loom_peer_closing(const loom_peer_t *peer)
 {
     return peer->said_bye || peer->leaving;
 }
-int  loom_peer_failures_progress(loom_engine_t *engine);
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
+
+/* peer_failure.c */
+int  loom_peer_failures_progress(loom_engine_t *engine);
+void loom_peer_failures_forget(loom_peer_t *peer);
+void loom_peer_fail_requests(loom_peer_t *peer, int rail);
 
 /* link.c */
 loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
@@ -471,7 +486,7 @@ int  loom_msg_strangers_progress(loom_engine_t *engine);
 
 /* msg_ack_rx.c */
 ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
-void loom_msg_watch(loom_engine_t *engine);
+int  loom_msg_watch(loom_engine_t *engine);
 
 /* msg_send.c */
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
@@ -494,6 +509,8 @@ static inline loom_wire_key_t loom_key_fields(const void *key)
 int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch,
                        uint64_t addr, uint64_t length, loom_region_t **region_p);
 bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length);
+void loom_region_unpublish(loom_region_t *region);
+void loom_region_free(loom_region_t *region);
 
 /* checked_put.c */
 int  loom_checked_put_advance(loom_op_t *op);
@@ -509,11 +526,19 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
-void loom_serves_end(loom_region_t *region);
+void loom_serves_cancel(loom_region_t *region);
+void loom_serves_release_sent(loom_region_t *region);
+void loom_serves_detach(loom_region_t *region);
 void loom_serves_peer_closed(loom_peer_t *peer);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);
+
+/* rdma_done.c */
+void loom_rdma_account(loom_op_t *op);
+void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
+                         uint64_t request_id, uint64_t length, int rc, bool refusal);
+void loom_rdma_complete(loom_op_t *op, int rc);
 
 /* stripe.c */
 bool loom_stripe_wanted(loom_peer_t *peer, size_t length);
@@ -524,7 +549,6 @@ int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        bool cut);
 double loom_rail_rate(const loom_rail_t *rail);
 void loom_stripe_free_all(loom_engine_t *engine);
-void loom_rdma_complete(loom_op_t *op, int rc);
 
 static inline uint64_t loom_now_ns(void)
 {

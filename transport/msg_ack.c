@@ -90,17 +90,17 @@ void loom_msg_delivered(loom_peer_t *peer, bool ack_now)
  * sweep before.  Streams still running are acknowledged every quarter
  * window anyway.
  */
-void loom_msg_idle_acks(loom_engine_t *engine)
+int loom_msg_idle_acks(loom_engine_t *engine)
 {
     loom_msg_state_t *msg, *tmp;
     uint64_t now;
 
     if (ucs_list_is_empty(&engine->acks_owed) || 0 != (++engine->idle_ack_tick & 63)) {
-        return;
+        return 0;
     }
     now = loom_now_ns();
     if (now < engine->next_idle_acks) {
-        return;
+        return 0;
     }
     engine->next_idle_acks = now + LOOM_IDLE_ACK_NS;
     ucs_list_for_each_safe(msg, tmp, &engine->acks_owed, owed_link) {
@@ -117,6 +117,7 @@ void loom_msg_idle_acks(loom_engine_t *engine)
             } /* else no room to send: the next sweep tries again */
         }
     }
+    return 0;
 }
 
 void loom_msg_owed_forget(loom_peer_t *peer)

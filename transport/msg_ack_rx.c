@@ -54,7 +54,7 @@ static void loom_msg_watch_reply(loom_peer_t *peer, uint32_t ack)
     loom_peer_fail_rail(peer, entry->rail, UCS_ERR_TIMED_OUT);
 }
 
-void loom_msg_watch(loom_engine_t *engine)
+int loom_msg_watch(loom_engine_t *engine)
 {
     uint64_t limit = engine->config.rail_timeout_ms * 1000000ull, now;
     loom_msg_entry_t *entry;
@@ -64,11 +64,11 @@ void loom_msg_watch(loom_engine_t *engine)
 
     /* no clock read on every call of the latency path */
     if (0 == limit || 0 == engine->msgs_logged || 0 != (++engine->msg_watch_tick & 63)) {
-        return;
+        return 0;
     }
     now = loom_now_ns();
     if (now < engine->next_msg_watch) {
-        return;
+        return 0;
     }
     engine->next_msg_watch = now + limit / 8;
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
@@ -86,6 +86,7 @@ void loom_msg_watch(loom_engine_t *engine)
             peer->msg.asked_rail = entry->rail;
         }
     }
+    return 0;
 }
 
 ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags)

@@ -266,6 +266,9 @@ int loom_msg_strangers_progress(loom_engine_t *engine)
     const loom_wire_send_t *hdr;
     int count = 0;
 
+    if (NULL == engine->strangers_head) {
+        return 0;
+    }
     engine->strangers_running = true;
     while (NULL != (copy = engine->strangers_head)) {
         engine->strangers_head = copy->next;

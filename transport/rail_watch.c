@@ -97,7 +97,7 @@ static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uin
            (idle && loom_rail_watch_answered(peer, rail, now, limit));
 }
 
-void loom_rail_watch(loom_engine_t *engine)
+int loom_rail_watch(loom_engine_t *engine)
 {
     uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull;
     loom_peer_t *peer;
@@ -105,11 +105,11 @@ void loom_rail_watch(loom_engine_t *engine)
     int i;
 
     if (0 == limit || 0 == engine->chunks_inflight || engine->rail_count < 2) {
-        return; /* nothing to compare: no clock read on the latency path */
+        return 0; /* nothing to compare: no clock read on the latency path */
     }
     now = loom_now_ns();
     if (now < engine->next_watch) {
-        return;
+        return 0;
     }
     engine->next_watch = now + limit / 4;
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
@@ -127,4 +127,5 @@ void loom_rail_watch(loom_engine_t *engine)
             loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);
         }
     }
+    return 0;
 }

@@ -17,7 +17,7 @@ static void loom_rdma_comp(uct_completion_t *self);
  * callback so that the caller sees every started op complete exactly once. */
 static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
 {
-    int rc = loom_op_queue_empty(peer, op) ? loom_op_advance(op) : LOOM_ERR_AGAIN;
+    int rc = loom_op_queue_empty(peer, op) ? loom_rdma_advance(op) : LOOM_ERR_AGAIN;
 
     if (LOOM_ERR_AGAIN == rc) {
         loom_op_queue(peer, op);
@@ -127,118 +127,7 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
     return loom_op_submit(peer, op);
 }
 
-static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
-                           loom_region_t *local_region, uint64_t remote_addr,
-                           const void *remote_key, size_t remote_key_size, size_t length)
-{
-    const loom_wire_key_t *key;
-    int rc;
-
-    rc = loom_key_parse(peer->engine, remote_key, remote_key_size, &key);
-    if (LOOM_OK != rc) {
-        ++peer->engine->rails[peer->am_rail].stats.refused;
-        return rc;
-    }
-    /* not given to a NIC that would write or read outside the region */
-    if (!loom_key_covers(key, remote_addr, length)) {
-        loom_log(peer->engine, LOOM_LOG_ERROR, "%s of %zu bytes at %#llx: outside the "
-                 "region of its key", (LOOM_OP_PUT == kind) ? "put" : "get", length,
-                 (unsigned long long)remote_addr);
-        return LOOM_ERR_RANGE;
-    }
-    if (loom_stripe_guarded(peer)) {
-        return loom_stripe_start(peer, op, kind, local, local_region, remote_addr,
-                                 remote_key, remote_key_size, length,
-                                 loom_stripe_wanted(peer, length));
-    }
-    return loom_rdma_post(peer, op, kind, loom_peer_rdma_rail(peer), local, local_region,
-                          remote_addr, key, length);
-}
-
-int loom_put(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
-             uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
-             size_t length)
-{
-    return loom_rdma_start(peer, op, LOOM_OP_PUT, local, local_region, remote_addr,
-                           remote_key, remote_key_size, length);
-}
-
-int loom_get(loom_peer_t *peer, loom_op_t *op, void *local, loom_region_t *local_region,
-             uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
-             size_t length)
-{
-    return loom_rdma_start(peer, op, LOOM_OP_GET, local, local_region, remote_addr,
-                           remote_key, remote_key_size, length);
-}
-
 /* ---- stages ---------------------------------------------------------------- */
-
-static void loom_rdma_account(loom_op_t *op)
-{
-    loom_rail_stats_t *stats = &op->peer->engine->rails[op->rail].stats;
-
-    switch (op->kind) {
-    case LOOM_OP_PUT:
-        stats->bytes_sent += op->length;
-        ++stats->puts;
-        break;
-    case LOOM_OP_SERVE:
-        stats->bytes_sent += op->length;
-        ++stats->pushes_served;
-        break;
-    default: /* gets, native or by push */
-        stats->bytes_received += op->length;
-        ++stats->gets;
-        break;
-    }
-}
-
-/* PUSH_DONE goes by the rail the data went by when that rail reaches the
- * process to notify: on another rail it could wait behind bulk data in a
- * TCP stream and hold up the completion of this rail's chunks. */
-static void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
-                                uint64_t request_id, uint64_t length, int rc, bool refusal)
-{
-    loom_peer_t *notify = loom_peer_lookup(engine, notify_name);
-    loom_wire_push_done_t done;
-
-    if (NULL == notify) {
-        /* it disconnected meanwhile: nobody waits for the notice */
-        loom_log(engine, LOOM_LOG_INFO, "push request %llu: process %#llx to notify is gone",
-                 (unsigned long long)request_id, (unsigned long long)notify_name);
-        return;
-    }
-    memset(&done, 0, sizeof(done));
-    loom_wire_hdr_fill(&done.hdr, LOOM_WIRE_PUSH_DONE, 0, sizeof(done));
-    done.request_id = loom_le64(request_id);
-    done.sender     = loom_le64(engine->config.name);
-    done.length     = loom_le64(length);
-    done.status     = loom_le32(loom_rc_to_wire(rc));
-    if (rail < 0 || !notify->rails[rail].usable) {
-        rail = notify->am_rail;
-    }
-    if (!refusal) {
-        (void)loom_ctrl_send(notify, rail, &done, sizeof(done)); /* one per serve op */
-    } else if (LOOM_ERR_AGAIN == loom_ctrl_send_refusal(notify, rail, &done, sizeof(done))) {
-        loom_msg_over_limit(engine, rail, notify_name, "the refusal of a push request");
-    }
-}
-
-void loom_rdma_complete(loom_op_t *op, int rc)
-{
-    loom_checked_put_forget(op); /* a late acknowledgement finds nothing */
-    /* A serve that notified early was counted and reported then. */
-    if (!op->done_sent) {
-        if (LOOM_OK == rc) {
-            loom_rdma_account(op);
-        }
-        if (LOOM_OP_SERVE == op->kind && !op->write_notified) {
-            loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc,
-                                false);
-        }
-    }
-    loom_op_finish(op, rc);
-}
 
 static void loom_rdma_comp(uct_completion_t *self)
 {
@@ -353,9 +242,6 @@ int loom_rdma_advance(loom_op_t *op)
 
 /* ---- serves and the region they read ------------------------------------------ */
 
-/* How long deregistration waits for serves already handed to UCT. */
-#define LOOM_SERVE_DRAIN_NS 2000000000ull
-
 static bool loom_serve_unissued(const loom_op_t *op, const void *region)
 {
     return LOOM_OP_SERVE == op->kind && op->region == region &&
@@ -365,7 +251,7 @@ static bool loom_serve_unissued(const loom_op_t *op, const void *region)
 /* Serves of the region that have not read a byte yet are refused, as if
  * their request had come after the deregistration: the requester gets
  * UNKNOWN_KEY, never the bytes of memory that may be reused. */
-static void loom_serves_cancel(loom_region_t *region)
+void loom_serves_cancel(loom_region_t *region)
 {
     loom_engine_t *engine = region->engine;
     loom_opq_t cancelled = {NULL, NULL};
@@ -400,7 +286,7 @@ static bool loom_serve_sent(const loom_op_t *op)
 
 /* Serves of the region whose bytes all left let go of it; they complete
  * later as usual. */
-static void loom_serves_release_sent(loom_region_t *region)
+void loom_serves_release_sent(loom_region_t *region)
 {
     loom_op_t *op;
 
@@ -411,21 +297,6 @@ static void loom_serves_release_sent(loom_region_t *region)
     }
 }
 
-/* Serves still sending from the memory: wait for their last byte to leave,
- * unless we are inside progress (a callback deregistered) and cannot drive
- * it. */
-static void loom_serves_drain(loom_region_t *region)
-{
-    loom_engine_t *engine = region->engine;
-    uint64_t deadline = loom_now_ns() + LOOM_SERVE_DRAIN_NS;
-
-    loom_serves_release_sent(region);
-    while (region->serves > 0 && !engine->in_progress && loom_now_ns() < deadline) {
-        loom_engine_progress(engine);
-        loom_serves_release_sent(region);
-    }
-}
-
 /*
  * Serves that may still send from the region when we cannot wait any more
  * (inside progress, or past the deadline) let go of it.  Refusing for want
@@ -433,7 +304,7 @@ static void loom_serves_drain(loom_region_t *region)
  * after this one (which would prove this one sent): closing the rail on
  * that evidence failed valid MPI programs, so the serve is only logged.
  */
-static void loom_serves_detach(loom_region_t *region)
+void loom_serves_detach(loom_region_t *region)
 {
     loom_engine_t *engine = region->engine;
     loom_op_t *op;
@@ -446,16 +317,6 @@ static void loom_serves_detach(loom_region_t *region)
                  "of it to %#llx may still be sending", op->length,
                  (unsigned long long)op->peer->name);
         loom_serve_unbind(op);
-    }
-}
-
-/* The region is deregistered: no serve may read it once this returns. */
-void loom_serves_end(loom_region_t *region)
-{
-    loom_serves_cancel(region);
-    loom_serves_drain(region);
-    if (region->serves > 0) {
-        loom_serves_detach(region);
     }
 }
 

@@ -85,7 +85,7 @@ int loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
             loom_log(engine, LOOM_LOG_ERROR, "cannot register %zu bytes at %p on rail "
                      "%s:%s: %s", length, addr, rail->info.tl_name, rail->info.dev_name,
                      ucs_status_string(status));
-            loom_mem_deregister(region);
+            loom_region_free(region);
             return loom_status_to_rc(status);
         }
         region->rkey_len[i] = (uint16_t)rail->md_attr.rkey_packed_size;
@@ -93,25 +93,30 @@ int loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
     region->id = engine->next_region_id++;
     if (0 != loom_hash_put(&engine->regions, region->id, region)) {
         region->id = 0;
-        loom_mem_deregister(region);
+        loom_region_free(region);
         return LOOM_ERR_NOMEM;
     }
     *region_p = region;
     return LOOM_OK;
 }
 
-void loom_mem_deregister(loom_region_t *region)
+/* Its keys are refused from now on: no new access can find it. */
+void loom_region_unpublish(loom_region_t *region)
+{
+    if (0 != region->id) {
+        loom_hash_remove(&region->engine->regions, region->id);
+        region->id = 0;
+    }
+}
+
+/* Unpublished, deregistered from every rail and freed; memory a peer may
+ * read by push goes through loom_mem_deregister, which ends its serves. */
+void loom_region_free(loom_region_t *region)
 {
     loom_engine_t *engine = region->engine;
     int i;
 
-    /* Removed from the table first: a key naming it is refused from now on. */
-    if (0 != region->id) {
-        loom_hash_remove(&engine->regions, region->id);
-    }
-    if (region->serves > 0) {
-        loom_serves_end(region); /* no serve may read the memory once we return */
-    }
+    loom_region_unpublish(region);
     for (i = 0; i < engine->rail_count; ++i) {
         if (UCT_MEM_HANDLE_NULL != region->memh[i]) {
             uct_md_mem_dereg(engine->rails[i].md, region->memh[i]);

@@ -315,7 +315,7 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
     }
 }
 
-void loom_rejoin_progress(loom_engine_t *engine)
+int loom_rejoin_progress(loom_engine_t *engine)
 {
     bool period_over = false;
     uint64_t now = 0;
@@ -331,11 +331,12 @@ void loom_rejoin_progress(loom_engine_t *engine)
     }
     /* no clock read on the latency path: nothing failed, nothing waits */
     if (!period_over && 0 == engine->probes_pending && 0 == engine->closes_pending) {
-        return;
+        return 0;
     }
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
         loom_rejoin_peer(peer, now, period_over);
     }
+    return 0;
 }
 
 ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags)

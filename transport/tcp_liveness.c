@@ -107,7 +107,7 @@ static void loom_tcp_set_liveness(int fd, unsigned limit_s)
     (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
 }
 
-void loom_tcp_liveness_sweep(loom_engine_t *engine)
+int loom_tcp_liveness_sweep(loom_engine_t *engine)
 {
     loom_tcp_liveness_t *live = &engine->tcp_live;
     struct dirent *entry;
@@ -117,16 +117,16 @@ void loom_tcp_liveness_sweep(loom_engine_t *engine)
     int fd;
 
     if (0 == live->count || 0 != (++live->tick & 1023)) {
-        return; /* no clock read on every call of the latency path */
+        return 0; /* no clock read on every call of the latency path */
     }
     now = loom_now_ns();
     if (now < live->next_sweep) {
-        return;
+        return 0;
     }
     live->next_sweep = now + LOOM_TCP_SWEEP_NS;
     dir = opendir("/proc/self/fd");
     if (NULL == dir) {
-        return;
+        return 0;
     }
     while (NULL != (entry = readdir(dir))) {
         fd = atoi(entry->d_name);
@@ -136,4 +136,5 @@ void loom_tcp_liveness_sweep(loom_engine_t *engine)
         }
     }
     closedir(dir);
+    return 0;
 }

@@ -1,0 +1,172 @@
+/*
+ * Progress: the UCT worker, then every poller the engine registered, in
+ * order, then the callbacks of finished operations.  Nothing below calls
+ * up into here: a layer with work to do from progress registers a poller.
+ */
+#include "loom_internal.h"
+
+#include <assert.h>
+#include <sched.h>
+
+/* Run an op's current stage: LOOM_OK (moved on), LOOM_ERR_AGAIN, or error. */
+int loom_op_advance(loom_op_t *op)
+{
+    struct iovec iov;
+
+    switch (op->kind) {
+    case LOOM_OP_AM:
+        return loom_am_send_now(op->peer, op->tag, op->iov, op->iovcnt);
+    case LOOM_OP_CTRL:
+        if (!op->tag && op->peer->rails[op->rail].failed) {
+            op->rail = op->peer->am_rail; /* its rail failed while it waited */
+        }
+        if (LOOM_WIRE_EAGER_REQ == op->msg[1]) {
+            loom_eager_req_stamp(op->peer, op->msg); /* its counters are those of now */
+        } else if (LOOM_WIRE_EAGER_NOTE == op->msg[1]) {
+            loom_eager_note_stamp(op->peer, op->msg); /* credits of the ring of now */
+        } else if (LOOM_WIRE_MSG_ACK == op->msg[1]) {
+            loom_msg_ack_stamp(op->peer, op->msg); /* what was delivered by now */
+        }
+        iov.iov_base = op->msg;
+        iov.iov_len  = op->msg_len;
+        return loom_am_issue_ep(op->peer, op->rail,
+                                op->tag ? op->peer->rails[op->rail].boot_ep
+                                        : op->peer->rails[op->rail].ep,
+                                op->msg[1], NULL, &iov, 1);
+    default:
+        return loom_rdma_advance(op);
+    }
+}
+
+/* Issue what waits in one queue until it is empty or its rail is busy;
+ * false if something is still waiting. */
+static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count)
+{
+    loom_op_t *op;
+    int rc;
+
+    /* Off the queue while it runs: finishing reuses op->next. */
+    while (NULL != (op = loom_opq_pop(q))) {
+        rc = loom_op_advance(op);
+        if (LOOM_ERR_AGAIN == rc) {
+            loom_opq_push_front(q, op);
+            return false;
+        }
+        ++*count;
+        if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
+            loom_op_finish(op, (rc < 0) ? rc : LOOM_OK);
+        } else if (rc < 0) {
+            loom_rdma_complete(op, rc); /* a served push still answers */
+        }
+        /* rdma ops that went on wait for their UCT completion */
+    }
+    return true;
+}
+
+/* The queues of the peers that have work waiting (a poller).  The list is
+ * moved aside: ops finishing here may queue work to other peers, which puts
+ * them on the engine's list again, not on the one being walked.  A peer
+ * stays queued while it waits here, so that whoever takes it off (a
+ * disconnect) finds it on a list. */
+int loom_progress_queues(loom_engine_t *engine)
+{
+    ucs_list_link_t list;
+    loom_peer_t *peer;
+    int count = 0, i;
+    bool idle;
+
+    if (ucs_list_is_empty(&engine->busy_peers)) {
+        return 0;
+    }
+    ucs_list_head_init(&list);
+    ucs_list_splice_tail(&list, &engine->busy_peers);
+    ucs_list_head_init(&engine->busy_peers);
+    while (!ucs_list_is_empty(&list)) {
+        peer         = ucs_list_extract_head(&list, loom_peer_t, busy_link);
+        peer->queued = false;
+        /* messages sent again after a rail failed go before anything new */
+        idle = loom_msg_resend_progress(peer) &&
+               loom_engine_drain_queue(peer, &peer->queue, &count);
+        for (i = 0; i < engine->rail_count; ++i) {
+            idle &= loom_engine_drain_queue(peer, &peer->rails[i].rail_queue, &count);
+        }
+        if (!idle) {
+            loom_peer_mark_busy(peer);
+        }
+    }
+    return count;
+}
+
+static int loom_engine_run_callbacks(loom_engine_t *engine)
+{
+    loom_op_t *op;
+    int count = 0;
+
+    while (NULL != (op = engine->done_head)) {
+        engine->done_head = op->next;
+        if (NULL == engine->done_head) {
+            engine->done_tail = NULL;
+        }
+        if (op->rkey_valid) {
+            uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
+            op->rkey_valid = false;
+        }
+        op->peer->owed -= loom_op_owed(op);
+        --op->peer->outstanding;
+        --engine->outstanding;
+        ++count;
+        op->cb(op, op->status);
+    }
+    return count;
+}
+
+/*
+ * A rank that polls without finding work may be what holds the work up: on
+ * tcp (and soft-RoCE) the kernel processes the packets, in softirq context
+ * that falls back to ksoftirqd, which runs on this core only when the rank
+ * lets it.  Two ranks bound to two cores and several rails were measured
+ * 10x slower for it (README, Striping).  After yield_after_us without work,
+ * each empty call yields; a call that finds work resets the clock.
+ */
+static void loom_engine_idle(loom_engine_t *engine, int count)
+{
+    uint64_t now;
+
+    if (0 == engine->config.yield_after_us) {
+        return;
+    }
+    now = loom_now_ns();
+    if (count > 0) {
+        engine->last_busy = now;
+    } else if (now - engine->last_busy > engine->config.yield_after_us * 1000ull) {
+        sched_yield();
+    }
+}
+
+int loom_engine_progress(loom_engine_t *engine)
+{
+    int count, i;
+
+    /* Callbacks may call back into the engine; do not nest. */
+    if (engine->in_progress) {
+        return 0;
+    }
+    engine->in_progress = true;
+    count = (int)uct_worker_progress(engine->worker);
+    for (i = 0; i < engine->poller_count; ++i) {
+        count += engine->pollers[i](engine);
+    }
+    if (NULL != engine->done_head) {
+        count += loom_engine_run_callbacks(engine);
+    }
+    loom_engine_idle(engine, count);
+    engine->in_progress = false;
+    return count;
+}
+
+/* A layer's work to do from progress, run in the order registered. */
+void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller)
+{
+    assert(engine->poller_count < LOOM_POLLERS_MAX);
+    engine->pollers[engine->poller_count++] = poller;
+}
