@@ -512,12 +512,17 @@ bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length)
 void loom_region_unpublish(loom_region_t *region);
 void loom_region_free(loom_region_t *region);
 
-/* checked_put.c */
-int  loom_checked_put_advance(loom_op_t *op);
+/* checked_write.c */
+ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,
+                                   const void *data, uct_mem_h memh, size_t length,
+                                   uct_completion_t *comp);
 ucs_status_t loom_checked_write_post(loom_peer_t *peer, int rail, const void *data,
                                      uct_mem_h memh, size_t length, uint64_t region_id,
                                      uint32_t region_epoch, uint64_t addr,
                                      uct_completion_t *comp);
+
+/* checked_put.c */
+int  loom_checked_put_advance(loom_op_t *op);
 ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned flags);
 
