@@ -350,7 +350,7 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
     /* Not connected to the sender yet: keep the latest message per rail, for
      * a bounded number of senders. */
     early = loom_hash_get(&engine->early_connects, sender);
-    if (NULL == early && engine->early_connects.count >= LOOM_EARLY_CONNECTS_MAX) {
+    if (NULL == early && loom_hash_count(&engine->early_connects) >= LOOM_EARLY_CONNECTS_MAX) {
         ++rail->stats.refused;
         loom_log(engine, LOOM_LOG_WARN, "refused a connect message from unknown process "
                  "%#llx: too many pending", (unsigned long long)sender);

@@ -33,7 +33,7 @@ static void expect_refused(unit_ctx_t *a, const void *blob, size_t length, int w
     CHECK_MSG(rc == want, "%s: loom_peer_connect returned %d (%s), expected %d (%s)",
               what, rc, loom_strerror(rc), want, loom_strerror(want));
     CHECK_MSG(UNTOUCHED == peer, "%s: the peer pointer was written", what);
-    CHECK_MSG(0 == a->engine->peers.count, "%s: a peer was left in the table", what);
+    CHECK_MSG(0 == loom_hash_count(&a->engine->peers), "%s: a peer was left in the table", what);
     CHECK_UEQ(loom_engine_outstanding(a->engine), 0);
 }
 
@@ -307,7 +307,7 @@ static void pair_tests(unit_ctx_t *a, unit_ctx_t *b, const void *blob_a, size_t 
     loom_mem_deregister(reg_b);
     loom_peer_disconnect(ab);
     loom_peer_disconnect(ba);
-    CHECK_UEQ(a->engine->peers.count, 0);
+    CHECK_UEQ(loom_hash_count(&a->engine->peers), 0);
     a->also = NULL;
     free(mem_a);
     free(mem_b);
