@@ -85,6 +85,8 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     ucs_list_head_init(&engine->retired);
     ucs_list_head_init(&engine->failing);
     ucs_list_head_init(&engine->owned_ops);
+    ucs_list_head_init(&engine->done);
+    ucs_list_head_init(&engine->stripes);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {

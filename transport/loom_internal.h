@@ -56,11 +56,8 @@ typedef struct loom_rail {
     loom_rail_flow_t   flow;
 } loom_rail_t;
 
-/* A FIFO of operations waiting to be issued. */
-typedef struct loom_opq {
-    loom_op_t *head;
-    loom_op_t *tail;
-} loom_opq_t;
+/* A FIFO of operations (loom_op_t.queue_link): waiting to be issued, or done. */
+typedef ucs_list_link_t loom_opq_t;
 
 /* An upper-layer message kept until the peer acknowledged it. */
 typedef struct loom_msg_entry {
@@ -256,8 +253,7 @@ struct loom_engine {
     ucs_list_link_t      busy_peers;   /* peers with a non-empty queue */
     ucs_list_link_t      retired;      /* disconnected with operations pending */
     ucs_list_link_t      failing;      /* peers with rails failed, to handle */
-    loom_op_t           *done_head;    /* ops whose callback is due */
-    loom_op_t           *done_tail;
+    loom_opq_t           done;         /* ops whose callback is due */
     size_t               outstanding;
     void                *addr_blob;
     size_t               addr_blob_len;
@@ -266,7 +262,7 @@ struct loom_engine {
     uint64_t             last_busy;    /* when progress last found something to do */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
     ucs_list_link_t      owned_ops;    /* ops allocated by the engine, live */
-    struct loom_stripe  *stripes;      /* striped transfers in progress */
+    ucs_list_link_t      stripes;      /* striped transfers in progress */
     unsigned             failed_rails; /* (peer, rail) pairs out of use */
     size_t               msgs_logged;  /* messages kept for re-sending, all peers */
     unsigned             msg_watch_tick;

@@ -50,7 +50,7 @@ int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int io
         return LOOM_ERR_INVALID;
     }
     /* Behind queued messages to the same peer: keep the order. */
-    rc = (NULL == peer->queue.head) ? loom_am_send_now(peer, tag, iov, iovcnt)
+    rc = ucs_list_is_empty(&peer->queue) ? loom_am_send_now(peer, tag, iov, iovcnt)
                                     : LOOM_ERR_AGAIN;
     if (LOOM_ERR_AGAIN != rc || NULL == op) {
         return rc;

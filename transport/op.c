@@ -9,7 +9,6 @@
 
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
 {
-    op->next       = NULL;
     op->peer       = peer;
     op->kind       = kind;
     op->stage      = stage;
@@ -45,13 +44,7 @@ void loom_op_finish(loom_op_t *op, int status)
     loom_serve_unbind(op); /* its region's memory is no longer read */
     op->status = status;
     op->stage  = LOOM_STAGE_DONE;
-    op->next   = NULL;
-    if (NULL == engine->done_tail) {
-        engine->done_head = op;
-    } else {
-        engine->done_tail->next = op;
-    }
-    engine->done_tail = op;
+    ucs_list_add_tail(&engine->done, &op->queue_link);
 }
 
 void loom_peer_mark_busy(loom_peer_t *peer)
@@ -64,48 +57,31 @@ void loom_peer_mark_busy(loom_peer_t *peer)
 
 static void loom_opq_push(loom_opq_t *q, loom_op_t *op)
 {
-    op->next = NULL;
-    if (NULL == q->tail) {
-        q->head = op;
-    } else {
-        q->tail->next = op;
-    }
-    q->tail = op;
+    ucs_list_add_tail(q, &op->queue_link);
 }
 
 void loom_opq_push_front(loom_opq_t *q, loom_op_t *op)
 {
-    op->next = q->head;
-    q->head  = op;
-    if (NULL == q->tail) {
-        q->tail = op;
-    }
+    ucs_list_add_head(q, &op->queue_link);
 }
 
 loom_op_t *loom_opq_pop(loom_opq_t *q)
 {
-    loom_op_t *op = q->head;
-
-    if (NULL != op) {
-        q->head = op->next;
-        if (NULL == q->head) {
-            q->tail = NULL;
-        }
-    }
-    return op;
+    return ucs_list_is_empty(q) ? NULL : ucs_list_extract_head(q, loom_op_t, queue_link);
 }
 
 /* Move the ops of q that match to out; the others keep their order. */
 void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void *arg),
                    const void *arg, loom_opq_t *out)
 {
-    loom_opq_t keep = {NULL, NULL};
-    loom_op_t *op;
+    loom_op_t *op, *tmp;
 
-    while (NULL != (op = loom_opq_pop(q))) {
-        loom_opq_push(match(op, arg) ? out : &keep, op);
+    ucs_list_for_each_safe(op, tmp, q, queue_link) {
+        if (match(op, arg)) {
+            ucs_list_del(&op->queue_link);
+            loom_opq_push(out, op);
+        }
     }
-    *q = keep;
 }
 
 /* The upper layer's messages keep their order in the peer's queue; RDMA and
@@ -117,7 +93,7 @@ static loom_opq_t *loom_op_queue_of(loom_peer_t *peer, const loom_op_t *op)
 
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op)
 {
-    return NULL == loom_op_queue_of((loom_peer_t *)peer, op)->head;
+    return ucs_list_is_empty(loom_op_queue_of((loom_peer_t *)peer, op));
 }
 
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op)

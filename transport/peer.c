@@ -167,7 +167,9 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     }
     for (i = 0; i < LOOM_MAX_RAILS; ++i) {
         ucs_list_head_init(&peer->rails[i].wire_ops);
+        ucs_list_head_init(&peer->rails[i].rail_queue);
     }
+    ucs_list_head_init(&peer->queue);
     peer->engine   = engine;
     peer->name     = loom_from_le64(addr.name);
     peer->epoch    = loom_from_le32(addr.epoch);

@@ -45,7 +45,7 @@ static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count
     loom_op_t *op;
     int rc;
 
-    /* Off the queue while it runs: finishing reuses op->next. */
+    /* Off the queue while it runs: finishing puts it on the done list. */
     while (NULL != (op = loom_opq_pop(q))) {
         rc = loom_op_advance(op);
         if (LOOM_ERR_AGAIN == rc) {
@@ -102,11 +102,7 @@ static int loom_engine_run_callbacks(loom_engine_t *engine)
     loom_op_t *op;
     int count = 0;
 
-    while (NULL != (op = engine->done_head)) {
-        engine->done_head = op->next;
-        if (NULL == engine->done_head) {
-            engine->done_tail = NULL;
-        }
+    while (NULL != (op = loom_opq_pop(&engine->done))) {
         if (op->rkey_valid) {
             uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
             op->rkey_valid = false;
@@ -156,7 +152,7 @@ int loom_engine_progress(loom_engine_t *engine)
     for (i = 0; i < engine->poller_count; ++i) {
         count += engine->pollers[i](engine);
     }
-    if (NULL != engine->done_head) {
+    if (!ucs_list_is_empty(&engine->done)) {
         count += loom_engine_run_callbacks(engine);
     }
     loom_engine_idle(engine, count);

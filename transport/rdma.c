@@ -254,12 +254,13 @@ static bool loom_serve_unissued(const loom_op_t *op, const void *region)
 void loom_serves_cancel(loom_region_t *region)
 {
     loom_engine_t *engine = region->engine;
-    loom_opq_t cancelled = {NULL, NULL};
+    loom_opq_t cancelled;
     loom_peer_t *peer;
     loom_op_t *op;
     size_t pos = 0;
     int i;
 
+    ucs_list_head_init(&cancelled);
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
         for (i = 0; i < engine->rail_count; ++i) {
             loom_opq_take(&peer->rails[i].rail_queue, loom_serve_unissued, region, &cancelled);

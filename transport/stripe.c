@@ -28,10 +28,10 @@ typedef struct loom_stripe {
     size_t         landed;
     int            inflight;
     int            status;
-    loom_op_t     *redo;         /* chunks to issue again on another rail */
+    loom_opq_t     redo;         /* chunks to issue again on another rail */
     bool           waiting;      /* on the peer's list of stripes waiting for room */
     struct loom_stripe *next_waiting;
-    struct loom_stripe *prev, *next_live; /* engine->stripes */
+    ucs_list_link_t live_link;   /* engine->stripes */
     uint8_t        key[];        /* the caller's remote key, kept for every chunk */
 } loom_stripe_t;
 
@@ -127,22 +127,16 @@ static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
 
 static void loom_stripe_free(loom_engine_t *engine, loom_stripe_t *stripe)
 {
-    if (NULL != stripe->prev) {
-        stripe->prev->next_live = stripe->next_live;
-    } else {
-        engine->stripes = stripe->next_live;
-    }
-    if (NULL != stripe->next_live) {
-        stripe->next_live->prev = stripe->prev;
-    }
+    (void)engine;
+    ucs_list_del(&stripe->live_link);
     free(stripe);
 }
 
 /* The engine goes: stripes whose chunks a dead rail never completed. */
 void loom_stripe_free_all(loom_engine_t *engine)
 {
-    while (NULL != engine->stripes) {
-        loom_stripe_free(engine, engine->stripes);
+    while (!ucs_list_is_empty(&engine->stripes)) {
+        loom_stripe_free(engine, ucs_list_head(&engine->stripes, loom_stripe_t, live_link));
     }
 }
 
@@ -207,8 +201,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
         loom_op_free_owned(peer->engine, chunk);
     } else if (LOOM_OK == stripe->status && peer->rails[chunk->rail].failed &&
                loom_stripe_rail_count(peer) > 0) {
-        chunk->next  = stripe->redo;
-        stripe->redo = chunk;
+        ucs_list_add_tail(&stripe->redo, &chunk->queue_link);
     } else {
         if (LOOM_OK == stripe->status) {
             stripe->status = status;
@@ -253,8 +246,9 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
     loom_peer_t *peer = stripe->parent->peer;
     size_t chunk_size = stripe->chunk;
 
-    while (LOOM_OK == stripe->status && (NULL != stripe->redo || stripe->next < stripe->length)) {
-        loom_op_t *chunk = stripe->redo;
+    while (LOOM_OK == stripe->status && (!ucs_list_is_empty(&stripe->redo) || stripe->next < stripe->length)) {
+        loom_op_t *chunk = ucs_list_is_empty(&stripe->redo) ? NULL :
+                           ucs_list_head(&stripe->redo, loom_op_t, queue_link);
         size_t offset, length;
         int rail;
 
@@ -281,8 +275,8 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
             break;
         }
         if (NULL != chunk) {
-            stripe->redo = chunk->next;
-            offset       = chunk->offset;
+            ucs_list_del(&chunk->queue_link);
+            offset = chunk->offset;
             ++peer->engine->rails[rail].stats.failovers;
         } else {
             chunk = loom_op_alloc_owned(peer->engine);
@@ -296,9 +290,9 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
         loom_stripe_post(stripe, chunk, rail, offset, length);
     }
     if (0 == stripe->inflight && (LOOM_OK != stripe->status || stripe->landed == stripe->length)) {
-        while (NULL != stripe->redo) {
-            loom_op_t *chunk = stripe->redo;
-            stripe->redo = chunk->next;
+        loom_op_t *chunk;
+
+        while (NULL != (chunk = loom_opq_pop(&stripe->redo))) {
             loom_op_free_owned(peer->engine, chunk);
         }
         loom_op_finish(stripe->parent, stripe->status);
@@ -346,11 +340,8 @@ int loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
     stripe->chunk        = cut ? peer->engine->config.stripe_chunk : (length ? length : 1);
     stripe->status       = LOOM_OK;
     memcpy(stripe->key, remote_key, remote_key_size);
-    stripe->next_live    = peer->engine->stripes;
-    if (NULL != stripe->next_live) {
-        stripe->next_live->prev = stripe;
-    }
-    peer->engine->stripes = stripe;
+    ucs_list_head_init(&stripe->redo);
+    ucs_list_add_head(&peer->engine->stripes, &stripe->live_link);
     loom_op_start(peer, op, LOOM_OP_STRIPE, LOOM_STAGE_WAIT);
     op->length = length;
     op->rail   = loom_peer_rdma_rail(peer);

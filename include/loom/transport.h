@@ -186,7 +186,8 @@ struct loom_op {
     loom_op_cb_t   cb;
     void          *user;
     /* engine private below */
-    loom_op_t     *next;
+    ucs_list_link_t queue_link; /* in one queue at a time: its peer's or its rail's,
+                                  or the engine's done list */
     loom_peer_t   *peer;
     int            kind;
     int            stage;

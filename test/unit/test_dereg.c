@@ -41,7 +41,7 @@ static bool serve_waiting(unit_ctx_t *ctx, const void *addr)
 {
     loom_op_t *op;
 
-    for (op = ctx->peer->rails[0].rail_queue.head; NULL != op; op = op->next) {
+    ucs_list_for_each(op, &ctx->peer->rails[0].rail_queue, queue_link) {
         if (LOOM_OP_SERVE == op->kind && op->local == addr &&
             LOOM_STAGE_ISSUE == op->stage) {
             return true;
