@@ -94,17 +94,6 @@ typedef struct loom_eager_tx {
     size_t            window_max;   /* ... the largest message was this */
 } loom_eager_tx_t;
 
-/* A message that came by AM before messages it must follow: by ring, or
- * by AM on a rail that failed and is sent again. */
-typedef struct loom_eager_held {
-    struct loom_eager_held *next;
-    uint32_t seq;
-    uint8_t  tag;
-    int      rail;     /* it came on */
-    size_t   length;
-    uint8_t  data[];
-} loom_eager_held_t;
-
 /* Receiving side of a direction. */
 typedef struct loom_eager_rx {
     unsigned          phase;
@@ -120,9 +109,6 @@ typedef struct loom_eager_rx {
     bool              note_queued; /* a note waits to leave with the credits */
     size_t            req_len;    /* a request waiting for the ring to drain */
     uint8_t           req[LOOM_OP_MSG_MAX];
-    loom_eager_held_t *held_head;
-    loom_eager_held_t *held_tail;
-    unsigned          held_count;
     loom_eager_box_t *ack_box;    /* an ack the endpoint had no room for yet */
     uint64_t          ack_addr;
 } loom_eager_rx_t;

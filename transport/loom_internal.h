@@ -61,7 +61,7 @@ typedef ucs_list_link_t loom_opq_t;
 
 /* An upper-layer message kept until the peer acknowledged it. */
 typedef struct loom_msg_entry {
-    struct loom_msg_entry *next;
+    ucs_list_link_t link;  /* in loom_msg_state_t.log */
     uint64_t sent;     /* loom_now_ns() when it last left */
     uint32_t seq;
     int      rail;     /* the rail it last left on */
@@ -70,13 +70,23 @@ typedef struct loom_msg_entry {
     uint8_t  data[];
 } loom_msg_entry_t;
 
+/* A message that came by AM before messages it must follow: by ring, or
+ * by AM on a rail that failed and is sent again (msg_deliver.c). */
+typedef struct loom_msg_held {
+    ucs_list_link_t link;  /* in loom_msg_state_t.held, by sequence number */
+    uint32_t seq;
+    uint8_t  tag;
+    int      rail;         /* it came on */
+    size_t   length;
+    uint8_t  data[];
+} loom_msg_held_t;
+
 /* Sequence numbers, acknowledgements and re-sending of the upper-layer
  * messages of both directions to one peer (reliable.c). */
 typedef struct loom_msg_state {
     uint32_t          tx_conn;     /* our connection to the peer: random, not 0 */
     uint32_t          tx_seq;      /* sequence number of our next message */
-    loom_msg_entry_t *log_head;    /* sent, not acknowledged, in order */
-    loom_msg_entry_t *log_tail;
+    ucs_list_link_t   log;         /* sent, not acknowledged, in order */
     unsigned          log_count;
     bool              resending;   /* a rail failed: send the log again first */
     uint32_t          resend_seq;  /* next to send again */
@@ -102,6 +112,8 @@ typedef struct loom_msg_state {
     struct loom_msg_copy *new_head; /* ... its messages kept until the peer says it */
     struct loom_msg_copy *new_tail; /* is its own (loom_msg_conn_check) */
     unsigned          new_count;
+    ucs_list_link_t   held;        /* came ahead of order, kept (loom_msg_held_t) */
+    unsigned          held_count;
 } loom_msg_state_t;
 
 /* What a rail has to send from progress to come back (rejoin.c). */
@@ -394,6 +406,12 @@ typedef struct loom_msg_copy {
 
 /* reliable.c */
 /* msg_log.c */
+/* The oldest message not acknowledged, or NULL. */
+static inline loom_msg_entry_t *loom_msg_log_first(loom_peer_t *peer)
+{
+    return ucs_list_is_empty(&peer->msg.log) ? NULL :
+           ucs_list_head(&peer->msg.log, loom_msg_entry_t, link);
+}
 bool loom_msg_logging(const loom_peer_t *peer);
 bool loom_msg_can_send(const loom_peer_t *peer);
 bool loom_msg_ack_wanted(const loom_peer_t *peer);

@@ -21,7 +21,7 @@
 static void loom_msg_watch_reply(loom_peer_t *peer, uint32_t ack)
 {
     loom_msg_state_t *msg = &peer->msg;
-    loom_msg_entry_t *entry = msg->log_head;
+    loom_msg_entry_t *entry = loom_msg_log_first(peer);
     loom_engine_t *engine = peer->engine;
 
     if (!msg->asked) {
@@ -72,7 +72,7 @@ int loom_msg_watch(loom_engine_t *engine)
     }
     engine->next_msg_watch = now + limit / 8;
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
-        entry = peer->msg.log_head;
+        entry = loom_msg_log_first(peer);
         if (NULL == entry || peer->msg.resending || now - entry->sent < limit ||
             (peer->msg.asked && now - peer->msg.asked_time < limit) ||
             (peer->msg.ask_again && now < peer->msg.ask_after) ||

@@ -32,16 +32,16 @@ static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const voi
     loom_msg_up(peer->engine, rail, peer->name, tag, data, length);
 }
 
-static loom_eager_held_t *loom_msg_held_pop(loom_eager_rx_t *rx)
+static loom_msg_held_t *loom_msg_held_first(loom_peer_t *peer)
 {
-    loom_eager_held_t *held = rx->held_head;
+    return ucs_list_is_empty(&peer->msg.held) ? NULL :
+           ucs_list_head(&peer->msg.held, loom_msg_held_t, link);
+}
 
-    rx->held_head = held->next;
-    if (NULL == rx->held_head) {
-        rx->held_tail = NULL;
-    }
-    --rx->held_count;
-    return held;
+static void loom_msg_held_unlink(loom_peer_t *peer, loom_msg_held_t *held)
+{
+    ucs_list_del(&held->link);
+    --peer->msg.held_count;
 }
 
 /* Deliver what may go now, in the sender's order; returns how many
@@ -50,15 +50,15 @@ int loom_msg_deliver_ready(loom_peer_t *peer)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
     loom_eager_stats_t *stats = &peer->engine->eager.stats;
-    loom_eager_held_t *held;
+    loom_msg_held_t *held;
     loom_wire_slot_t *hdr = NULL;
     size_t length = 0;
     int count = 0, ready, order;
 
     for (;;) {
-        held = rx->held_head;
+        held = loom_msg_held_first(peer);
         if (NULL != held && (order = loom_msg_order(peer, held->seq)) <= 0) {
-            held = loom_msg_held_pop(rx);
+            loom_msg_held_unlink(peer, held); /* before it goes up: a callback may send */
             if (0 == order) {
                 loom_msg_hand_up(peer, held->rail, held->tag, held->data, held->length,
                                    false);
@@ -104,30 +104,30 @@ int loom_msg_deliver_ready(loom_peer_t *peer)
 /* Forget the messages kept for later (the peer goes, or connected again). */
 void loom_msg_held_drop(loom_peer_t *peer)
 {
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_eager_held_t *held;
+    loom_msg_held_t *held;
 
-    while (NULL != (held = rx->held_head)) {
-        rx->held_head = held->next;
+    while (NULL != (held = loom_msg_held_first(peer))) {
+        loom_msg_held_unlink(peer, held);
         free(held);
     }
-    rx->held_tail  = NULL;
-    rx->held_count = 0;
 }
 
 /* Keep a copy of a message that came before one it must follow, in
  * sequence order; false if it cannot be kept. */
 static bool loom_msg_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_t tag,
-                               const void *payload, size_t length)
+                          const void *payload, size_t length)
 {
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_eager_held_t *held, **prev;
+    loom_msg_held_t *held, *after = NULL;
 
-    for (prev = &rx->held_head; NULL != *prev && loom_seq_after(seq, (*prev)->seq);
-         prev = &(*prev)->next) {
-    }
-    if (NULL != *prev && (*prev)->seq == seq) {
-        return true; /* a second copy of one already kept */
+    /* in sequence order: before the first one that comes after it */
+    ucs_list_for_each(held, &peer->msg.held, link) {
+        if (held->seq == seq) {
+            return true; /* a second copy of one already kept */
+        }
+        if (loom_seq_after(held->seq, seq)) {
+            after = held;
+            break;
+        }
     }
     held = malloc(sizeof(*held) + length);
     if (NULL == held) {
@@ -138,12 +138,12 @@ static bool loom_msg_hold(loom_peer_t *peer, int rail, uint32_t seq, uint8_t tag
     held->rail   = rail;
     held->length = length;
     memcpy(held->data, payload, length);
-    held->next = *prev;
-    *prev      = held;
-    if (NULL == held->next) {
-        rx->held_tail = held;
+    if (NULL != after) {
+        ucs_list_insert_before(&after->link, &held->link);
+    } else {
+        ucs_list_add_tail(&peer->msg.held, &held->link);
     }
-    ++rx->held_count;
+    ++peer->msg.held_count;
     loom_eager_activate(peer);
     return true;
 }
@@ -205,7 +205,7 @@ void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *msg,
         return;
     }
     loom_msg_hand_up(peer, rail, hdr->hdr.tag, payload, length, ack_now);
-    if (NULL != peer->eager.rx.held_head || 0 != peer->eager.rx.phase) {
+    if (!ucs_list_is_empty(&peer->msg.held) || 0 != peer->eager.rx.phase) {
         loom_msg_deliver_ready(peer);
     }
 }

@@ -54,19 +54,13 @@ void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec 
                      "peer %#llx: it is lost if its rail fails", msg->tx_seq,
                      (unsigned long long)peer->name);
         } else {
-            entry->next   = NULL;
             entry->sent   = loom_now_ns();
             entry->rail   = rail;
             entry->seq    = msg->tx_seq;
             entry->tag    = tag;
             entry->length = length;
             (void)loom_iov_pack(entry->data, iov, iovcnt);
-            if (NULL == msg->log_tail) {
-                msg->log_head = entry;
-            } else {
-                msg->log_tail->next = entry;
-            }
-            msg->log_tail = entry;
+            ucs_list_add_tail(&msg->log, &entry->link);
             ++msg->log_count;
             ++peer->engine->msgs_logged;
         }
@@ -87,11 +81,8 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
                  "were sent; ignored", (unsigned long long)peer->name, ack, msg->tx_seq);
         return;
     }
-    while (NULL != (entry = msg->log_head) && loom_seq_after(ack, entry->seq)) {
-        msg->log_head = entry->next;
-        if (NULL == msg->log_head) {
-            msg->log_tail = NULL;
-        }
+    while (NULL != (entry = loom_msg_log_first(peer)) && loom_seq_after(ack, entry->seq)) {
+        ucs_list_del(&entry->link);
         --msg->log_count;
         --peer->engine->msgs_logged;
         free(entry);
@@ -101,9 +92,9 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
 /* A message not acknowledged yet last left on this rail. */
 bool loom_msg_on_rail(const loom_peer_t *peer, int rail)
 {
-    const loom_msg_entry_t *entry;
+    loom_msg_entry_t *entry;
 
-    for (entry = peer->msg.log_head; NULL != entry; entry = entry->next) {
+    ucs_list_for_each(entry, &peer->msg.log, link) {
         if (entry->rail == rail) {
             return true;
         }
@@ -117,13 +108,13 @@ void loom_msg_resend_start(loom_peer_t *peer)
 {
     loom_msg_state_t *msg = &peer->msg;
 
-    if (NULL == msg->log_head) {
+    if (ucs_list_is_empty(&msg->log)) {
         return;
     }
     loom_log(peer->engine, LOOM_LOG_INFO, "sending %u messages to peer %#llx again on "
              "rail %d", msg->log_count, (unsigned long long)peer->name, peer->am_rail);
     msg->resending  = true;
-    msg->resend_seq = msg->log_head->seq;
+    msg->resend_seq = loom_msg_log_first(peer)->seq;
     msg->asked      = false; /* an answer would describe the copies sent before */
     loom_peer_mark_busy(peer);
 }

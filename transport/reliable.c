@@ -173,7 +173,7 @@ bool loom_msg_resend_progress(loom_peer_t *peer)
     if (!msg->resending) {
         return true;
     }
-    for (entry = msg->log_head; NULL != entry; entry = entry->next) {
+    ucs_list_for_each(entry, &msg->log, link) {
         if (loom_seq_after(msg->resend_seq, entry->seq)) {
             continue;
         }
@@ -248,12 +248,11 @@ void loom_msg_peer_fini(loom_peer_t *peer)
 {
     loom_msg_entry_t *entry;
 
-    while (NULL != (entry = peer->msg.log_head)) {
-        peer->msg.log_head = entry->next;
+    while (NULL != (entry = loom_msg_log_first(peer))) {
+        ucs_list_del(&entry->link);
         --peer->engine->msgs_logged;
         free(entry);
     }
-    peer->msg.log_tail  = NULL;
     peer->msg.log_count = 0;
     peer->msg.resending = false;
     loom_msg_new_conn_drop(peer);

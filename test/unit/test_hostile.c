@@ -176,21 +176,20 @@ static void ahead_parent(unit_ctx_t *ctx)
 
 static void ahead_child(unit_ctx_t *ctx)
 {
-    loom_eager_rx_t *rx = &ctx->peer->eager.rx;
     unsigned long dropped = rail_stats(ctx)->over_limit;
 
     ctx->log_quiet = true;
     check_msgs(ctx, 1);
     unit_barrier(ctx);
     unit_barrier(ctx);
-    UNIT_WAIT(ctx, rx->held_count + (rail_stats(ctx)->over_limit - dropped) >= AHEAD);
-    CHECK_MSG(rx->held_count <= WINDOW + 1, "%u messages held, the window is %u",
-              rx->held_count, WINDOW);
-    CHECK_UEQ(rail_stats(ctx)->over_limit - dropped, AHEAD - rx->held_count);
+    UNIT_WAIT(ctx, ctx->peer->msg.held_count + (rail_stats(ctx)->over_limit - dropped) >= AHEAD);
+    CHECK_MSG(ctx->peer->msg.held_count <= WINDOW + 1, "%u messages held, the window is %u",
+              ctx->peer->msg.held_count, WINDOW);
+    CHECK_UEQ(rail_stats(ctx)->over_limit - dropped, AHEAD - ctx->peer->msg.held_count);
     CHECK(unit_log_contains(ctx, "too far ahead of order"));
     unit_barrier(ctx);
     check_msgs(ctx, AHEAD + 2);
-    CHECK_UEQ(rx->held_count, 0);
+    CHECK_UEQ(ctx->peer->msg.held_count, 0);
     unit_barrier(ctx);
 }
 
