@@ -87,6 +87,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     ucs_list_head_init(&engine->owned_ops);
     ucs_list_head_init(&engine->done);
     ucs_list_head_init(&engine->stripes);
+    ucs_list_head_init(&engine->strangers);
 
     status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &engine->async);
     if (UCS_OK != status) {

@@ -109,8 +109,8 @@ typedef struct loom_msg_state {
                                       MSG_ACK carries them all, stamped as it leaves */
     bool              conn_asking; /* a CONN_ASK waits to leave */
     uint32_t          new_conn;    /* another connection the peer's name showed, ... */
-    struct loom_msg_copy *new_head; /* ... its messages kept until the peer says it */
-    struct loom_msg_copy *new_tail; /* is its own (loom_msg_conn_check) */
+    ucs_list_link_t   new_msgs;    /* ... its messages kept until the peer says it
+                                      is its own (loom_msg_conn_check) */
     unsigned          new_count;
     ucs_list_link_t   held;        /* came ahead of order, kept (loom_msg_held_t) */
     unsigned          held_count;
@@ -282,8 +282,8 @@ struct loom_engine {
     ucs_list_link_t      acks_owed;    /* peers owed an acknowledgement */
     unsigned             idle_ack_tick;
     uint64_t             next_idle_acks;
-    struct loom_msg_copy *strangers_head; /* messages of processes not */
-    struct loom_msg_copy *strangers_tail; /* connected yet (reliable.c) */
+    ucs_list_link_t      strangers;    /* messages of processes not connected yet
+                                          (loom_msg_copy_t, reliable.c) */
     unsigned             strangers_count;
     bool                 strangers_running;
     unsigned             probes_pending; /* rail probes or answers waiting to leave */
@@ -398,7 +398,7 @@ loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t len
                                  uint8_t type, void *msg, size_t size, const char *what);
 /* A copy of a received message (loom_wire_send_t and payload) on a list. */
 typedef struct loom_msg_copy {
-    struct loom_msg_copy *next;
+    ucs_list_link_t link;
     int      rail;
     size_t   length;
     uint8_t  data[];

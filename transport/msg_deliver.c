@@ -210,21 +210,13 @@ void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *msg,
     }
 }
 
-/* Hand each copy to the AM path again, in order, and free it. */
-static unsigned loom_msg_copies_replay(loom_engine_t *engine, loom_msg_copy_t *list)
+/* Hand a kept copy to the AM path again, and free it. */
+static void loom_msg_copy_replay(loom_engine_t *engine, loom_msg_copy_t *copy)
 {
-    const loom_wire_send_t *hdr;
-    loom_msg_copy_t *copy;
-    unsigned count = 0;
+    const loom_wire_send_t *hdr = (const loom_wire_send_t *)copy->data;
 
-    while (NULL != (copy = list)) {
-        list = copy->next;
-        hdr  = (const loom_wire_send_t *)copy->data;
-        loom_msg_recv(engine, copy->rail, hdr, hdr + 1, copy->length - sizeof(*hdr));
-        free(copy);
-        ++count;
-    }
-    return count;
+    loom_msg_recv(engine, copy->rail, hdr, hdr + 1, copy->length - sizeof(*hdr));
+    free(copy);
 }
 
 /* The peer named its connection to us (asked by loom_msg_conn_check): take
@@ -233,7 +225,7 @@ void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t wire_conn)
 {
     loom_msg_state_t *msg = &peer->msg;
     uint32_t conn = loom_from_le32(wire_conn);
-    loom_msg_copy_t *list = msg->new_head;
+    ucs_list_link_t list;
     unsigned i;
 
     if (0 == msg->new_conn || conn == msg->rx_conn) {
@@ -253,11 +245,15 @@ void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t wire_conn)
     msg->rx_conn  = conn;
     msg->rx_seq   = 0;
     msg->acked    = 0;
-    msg->new_head = NULL;
-    msg->new_tail = NULL;
     msg->new_count = 0;
     msg->new_conn = 0;
-    (void)loom_msg_copies_replay(peer->engine, list);
+    /* aside first: a replayed message may start another claim */
+    ucs_list_head_init(&list);
+    ucs_list_splice_tail(&list, &msg->new_msgs);
+    ucs_list_head_init(&msg->new_msgs);
+    while (!ucs_list_is_empty(&list)) {
+        loom_msg_copy_replay(peer->engine, ucs_list_extract_head(&list, loom_msg_copy_t, link));
+    }
 }
 
 int loom_msg_strangers_progress(loom_engine_t *engine)
@@ -266,20 +262,17 @@ int loom_msg_strangers_progress(loom_engine_t *engine)
     const loom_wire_send_t *hdr;
     int count = 0;
 
-    if (NULL == engine->strangers_head) {
+    if (ucs_list_is_empty(&engine->strangers)) {
         return 0;
     }
     engine->strangers_running = true;
-    while (NULL != (copy = engine->strangers_head)) {
-        engine->strangers_head = copy->next;
-        if (NULL == engine->strangers_head) {
-            engine->strangers_tail = NULL;
-        }
+    while (!ucs_list_is_empty(&engine->strangers)) {
+        copy = ucs_list_extract_head(&engine->strangers, loom_msg_copy_t, link);
         --engine->strangers_count;
         hdr = (const loom_wire_send_t *)copy->data;
         (void)loom_peer_of_message(engine, loom_from_le64(hdr->sender));
-        copy->next = NULL;
-        count += (int)loom_msg_copies_replay(engine, copy);
+        loom_msg_copy_replay(engine, copy);
+        ++count;
     }
     engine->strangers_running = false;
     return count;

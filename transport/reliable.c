@@ -62,45 +62,34 @@ bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq)
 
 /* hdr is the message's header (an aligned copy), payload its length bytes
  * after it (as they came, at any alignment). */
-static bool loom_msg_copy_add(loom_msg_copy_t **head, loom_msg_copy_t **tail, int rail,
-                              const loom_wire_send_t *hdr, const void *payload,
-                              size_t length)
+static bool loom_msg_copy_add(ucs_list_link_t *list, int rail, const loom_wire_send_t *hdr,
+                              const void *payload, size_t length)
 {
     loom_msg_copy_t *copy = malloc(sizeof(*copy) + sizeof(*hdr) + length);
 
     if (NULL == copy) {
         return false;
     }
-    copy->next   = NULL;
     copy->rail   = rail;
     copy->length = sizeof(*hdr) + length;
     memcpy(copy->data, hdr, sizeof(*hdr));
     memcpy(copy->data + sizeof(*hdr), payload, length);
-    if (NULL == *tail) {
-        *head = copy;
-    } else {
-        (*tail)->next = copy;
-    }
-    *tail = copy;
+    ucs_list_add_tail(list, &copy->link);
     return true;
 }
 
-static void loom_msg_copies_free(loom_msg_copy_t **head, loom_msg_copy_t **tail)
+static void loom_msg_copies_free(ucs_list_link_t *list)
 {
-    loom_msg_copy_t *copy;
-
-    while (NULL != (copy = *head)) {
-        *head = copy->next;
-        free(copy);
+    while (!ucs_list_is_empty(list)) {
+        free(ucs_list_extract_head(list, loom_msg_copy_t, link));
     }
-    *tail = NULL;
 }
 
 void loom_msg_new_conn_drop(loom_peer_t *peer)
 {
     loom_msg_state_t *msg = &peer->msg;
 
-    loom_msg_copies_free(&msg->new_head, &msg->new_tail);
+    loom_msg_copies_free(&msg->new_msgs);
     msg->new_count = 0;
     msg->new_conn  = 0;
 }
@@ -145,7 +134,7 @@ bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hd
                             "not confirmed yet");
         return false;
     }
-    if (loom_msg_copy_add(&msg->new_head, &msg->new_tail, rail, hdr, payload, length)) {
+    if (loom_msg_copy_add(&msg->new_msgs, rail, hdr, payload, length)) {
         ++msg->new_count;
     }
     return false;
@@ -230,8 +219,7 @@ bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_sen
                             "a message of a process not connected");
         return true;
     }
-    if (!loom_msg_copy_add(&engine->strangers_head, &engine->strangers_tail, rail, hdr,
-                           payload, length)) {
+    if (!loom_msg_copy_add(&engine->strangers, rail, hdr, payload, length)) {
         return false;
     }
     ++engine->strangers_count;
@@ -240,7 +228,7 @@ bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_sen
 
 void loom_msg_strangers_free(loom_engine_t *engine)
 {
-    loom_msg_copies_free(&engine->strangers_head, &engine->strangers_tail);
+    loom_msg_copies_free(&engine->strangers);
     engine->strangers_count = 0;
 }
 
