@@ -170,7 +170,7 @@ struct loom_peer {
     uint32_t         fail_pending; /* rails marked failed, not handled yet ... */
     ucs_list_link_t  fail_link;    /* ... while on engine->failing */
     size_t           outstanding;
-    struct loom_stripe *stripes_waiting; /* for room on a rail to this peer */
+    ucs_list_link_t  stripes_waiting; /* for room on a rail to this peer */
     bool             lost;        /* every rail failed; reported */
     bool             said_bye;    /* it disconnects from us (LOOM_WIRE_BYE) */
     bool             leaving;     /* we disconnect from it */

@@ -173,6 +173,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     ucs_list_head_init(&peer->msg.log);
     ucs_list_head_init(&peer->msg.held);
     ucs_list_head_init(&peer->msg.new_msgs);
+    ucs_list_head_init(&peer->stripes_waiting);
     peer->engine   = engine;
     peer->name     = loom_from_le64(addr.name);
     peer->epoch    = loom_from_le32(addr.epoch);

@@ -30,7 +30,7 @@ typedef struct loom_stripe {
     int            status;
     loom_opq_t     redo;         /* chunks to issue again on another rail */
     bool           waiting;      /* on the peer's list of stripes waiting for room */
-    struct loom_stripe *next_waiting;
+    ucs_list_link_t wait_link;   /* peer->stripes_waiting, while waiting */
     ucs_list_link_t live_link;   /* engine->stripes */
     uint8_t        key[];        /* the caller's remote key, kept for every chunk */
 } loom_stripe_t;
@@ -269,8 +269,7 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
                 /* the rail is full with other chunks to this peer: go on
                  * when one of them completes */
                 stripe->waiting      = true;
-                stripe->next_waiting = peer->stripes_waiting;
-                peer->stripes_waiting = stripe;
+                ucs_list_add_tail(&peer->stripes_waiting, &stripe->wait_link);
             }
             break;
         }
@@ -304,20 +303,20 @@ static void loom_stripe_chunk_done(loom_op_t *chunk, int status)
 {
     loom_stripe_t *stripe = chunk->user, *waiting;
     loom_peer_t *peer = stripe->parent->peer;
+    ucs_list_link_t list;
 
     loom_stripe_account(stripe, chunk, status);
     if (!stripe->waiting) {
         loom_stripe_pump(stripe);
     }
     /* room was made on a rail to this peer: let waiting stripes use it */
-    waiting = peer->stripes_waiting;
-    peer->stripes_waiting = NULL;
-    while (NULL != waiting) {
-        loom_stripe_t *next = waiting->next_waiting;
-
+    ucs_list_head_init(&list);
+    ucs_list_splice_tail(&list, &peer->stripes_waiting); /* a pump may wait again */
+    ucs_list_head_init(&peer->stripes_waiting);
+    while (!ucs_list_is_empty(&list)) {
+        waiting = ucs_list_extract_head(&list, loom_stripe_t, wait_link);
         waiting->waiting = false;
-        loom_stripe_pump(waiting);
-        waiting = next;
+        loom_stripe_pump(waiting); /* may finish and free it */
     }
 }
 
