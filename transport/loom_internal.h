@@ -304,6 +304,35 @@ void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int  loom_status_to_rc(ucs_status_t status);
 
+/* wire.c */
+uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt);
+size_t loom_iov_length(const struct iovec *iov, int iovcnt);
+bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
+                         uint8_t type, size_t min_length);
+void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
+int  loom_wire_to_rc(uint32_t status);
+uint32_t loom_rc_to_wire(int rc);
+
+/* address.c */
+int  loom_address_pack(loom_engine_t *engine);
+int  loom_address_parse(const void *blob, size_t length, loom_wire_addr_t *addr_p,
+                        const loom_wire_rail_addr_t **rails_p,
+                        const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p);
+
+/* rail_select.c */
+typedef struct loom_rail_choice {
+    uct_component_h component;
+    char md_name[UCT_MD_NAME_MAX];
+    char tl_name[UCT_TL_NAME_MAX];
+    char dev_name[UCT_DEVICE_NAME_MAX];
+} loom_rail_choice_t;
+int  loom_rails_select(loom_engine_t *engine, const char *spec, int max_rails,
+                       loom_rail_choice_t *choices, int *count_p);
+
+/* tcp_liveness.c */
+void loom_tcp_liveness_init(loom_engine_t *engine);
+int  loom_tcp_liveness_sweep(loom_engine_t *engine);
+
 /* op.c */
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
 /* An op the upper layer waits for, as opposed to loom's own traffic. */
@@ -329,82 +358,6 @@ void loom_serve_bind(loom_op_t *op, loom_region_t *region);
 void loom_serve_unbind(loom_op_t *op);
 void loom_checked_put_forget(loom_op_t *op);
 
-/* progress.c */
-int  loom_op_advance(loom_op_t *op);
-int  loom_progress_queues(loom_engine_t *engine);
-void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
-
-/* teardown.c: loom_peer_disconnect, loom_peer_flush, loom_mem_deregister
- * (transport.h) */
-
-/* rail.c */
-int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
-                    const char *md_name, const char *tl_name, const char *dev_name);
-void loom_rail_close(loom_rail_t *rail);
-typedef struct loom_am_handler {
-    uint8_t           id; /* enum loom_wire_type, the AM id */
-    uct_am_callback_t cb;
-} loom_am_handler_t;
-extern const loom_am_handler_t loom_am_handlers[];
-extern const size_t loom_am_handler_count;
-void loom_checked_rail_init(loom_rail_t *rail);
-
-/* rail_iface.c */
-int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
-                          uct_iface_h *iface_p, uct_iface_attr_t *attr);
-int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
-
-/* rail_wireup.c */
-void loom_rail_wireup_open(loom_rail_t *rail);
-void loom_rail_wireup_close(loom_rail_t *rail);
-
-/* rail_select.c */
-typedef struct loom_rail_choice {
-    uct_component_h component;
-    char md_name[UCT_MD_NAME_MAX];
-    char tl_name[UCT_TL_NAME_MAX];
-    char dev_name[UCT_DEVICE_NAME_MAX];
-} loom_rail_choice_t;
-int  loom_rails_select(loom_engine_t *engine, const char *spec, int max_rails,
-                       loom_rail_choice_t *choices, int *count_p);
-
-/* address.c */
-int  loom_address_pack(loom_engine_t *engine);
-int  loom_address_parse(const void *blob, size_t length, loom_wire_addr_t *addr_p,
-                        const loom_wire_rail_addr_t **rails_p,
-                        const uint8_t **dev_addrs_p, const uint8_t **iface_addrs_p);
-
-/* wire.c */
-uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt);
-size_t loom_iov_length(const struct iovec *iov, int iovcnt);
-bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
-                         uint8_t type, size_t min_length);
-void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
-int  loom_wire_to_rc(uint32_t status);
-uint32_t loom_rc_to_wire(int rc);
-
-/* am.c */
-int  loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length);
-int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
-                   const struct iovec *iov, int iovcnt);
-int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
-                      const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
-int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
-int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
-int  loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length);
-int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
-                           size_t length);
-loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
-                                 uint8_t type, void *msg, size_t size, const char *what);
-/* A copy of a received message (loom_wire_send_t and payload) on a list. */
-typedef struct loom_msg_copy {
-    ucs_list_link_t link;
-    int      rail;
-    size_t   length;
-    uint8_t  data[];
-} loom_msg_copy_t;
-
-/* reliable.c */
 /* msg_log.c */
 /* The oldest message not acknowledged, or NULL. */
 static inline loom_msg_entry_t *loom_msg_log_first(loom_peer_t *peer)
@@ -421,64 +374,33 @@ void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec 
 void loom_msg_acked(loom_peer_t *peer, uint32_t ack);
 bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
 void loom_msg_resend_start(loom_peer_t *peer);
-
-/* reliable.c */
-void loom_msg_new_conn_drop(loom_peer_t *peer);
-int  loom_msg_order(const loom_peer_t *peer, uint32_t seq);
-void loom_msg_delivered(loom_peer_t *peer, bool ack_now);
-void loom_msg_duplicate(loom_peer_t *peer, int rail);
-int  loom_msg_progress_ask(loom_peer_t *peer, int rail);
-void loom_msg_reply(loom_peer_t *peer, int rail, uint8_t flag);
-void loom_msg_ack_soon(loom_peer_t *peer);
-void loom_msg_ack_stamp(loom_peer_t *peer, void *msg);
-bool loom_msg_resend_progress(loom_peer_t *peer);
-void loom_msg_peer_fini(loom_peer_t *peer);
-bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
-                         const void *payload, size_t length);
-void loom_msg_conn_ask(loom_peer_t *peer, int rail);
-void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
-void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what);
-bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);
-int  loom_msg_idle_acks(loom_engine_t *engine);
-void loom_msg_owed_forget(loom_peer_t *peer);
-bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
-                            const void *payload, size_t length);
-void loom_msg_strangers_free(loom_engine_t *engine);
 /* a is after b, in the wrapping sequence numbers of a direction */
 static inline bool loom_seq_after(uint32_t a, uint32_t b)
 {
     return (int32_t)(a - b) > 0;
 }
 
-/* rail_watch.c */
-int  loom_rail_watch(loom_engine_t *engine);
+/* rail_iface.c */
+int  loom_rail_iface_open(loom_rail_t *rail, const char *tl_name, const char *dev_name,
+                          uct_iface_h *iface_p, uct_iface_attr_t *attr);
+int  loom_rail_set_handlers(loom_rail_t *rail, uct_iface_h iface);
 
-/* tcp_liveness.c */
-void loom_tcp_liveness_init(loom_engine_t *engine);
-int  loom_tcp_liveness_sweep(loom_engine_t *engine);
+/* rail_wireup.c */
+void loom_rail_wireup_open(loom_rail_t *rail);
+void loom_rail_wireup_close(loom_rail_t *rail);
 
-/* rejoin.c */
-int  loom_rejoin_progress(loom_engine_t *engine);
-void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
-void loom_rejoin_tell_down(loom_peer_t *peer, int index);
-ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags);
-void loom_rejoin_peer_fini(loom_peer_t *peer);
+/* rail.c */
+int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h component,
+                    const char *md_name, const char *tl_name, const char *dev_name);
+void loom_rail_close(loom_rail_t *rail);
+void loom_checked_rail_init(loom_rail_t *rail);
 
-/* peer.c */
+/* link.c */
 /* The peer goes, or we leave it: errors of its endpoints are no failures. */
 static inline bool loom_peer_closing(const loom_peer_t *peer)
 {
     return peer->said_bye || peer->leaving;
 }
-ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
-ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
-
-/* peer_failure.c */
-int  loom_peer_failures_progress(loom_engine_t *engine);
-void loom_peer_failures_forget(loom_peer_t *peer);
-void loom_peer_fail_requests(loom_peer_t *peer, int rail);
-
-/* link.c */
 loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name);
 loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name);
 int  loom_peer_rdma_rail(loom_peer_t *peer);
@@ -490,21 +412,28 @@ void loom_rail_watch_landed(loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
 ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
 
-/* msg_deliver.c */
-void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
-                   const void *payload, size_t length);
-int  loom_msg_deliver_ready(loom_peer_t *peer);
-void loom_msg_held_drop(loom_peer_t *peer);
-void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
-int  loom_msg_strangers_progress(loom_engine_t *engine);
+/* am.c */
+int  loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length);
+int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
+                   const struct iovec *iov, int iovcnt);
+int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
+                      const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
+int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
+int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
+int  loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length);
+int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const void *msg,
+                           size_t length);
+loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
+                                 uint8_t type, void *msg, size_t size, const char *what);
 
-/* msg_ack_rx.c */
-ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
-int  loom_msg_watch(loom_engine_t *engine);
-
-/* msg_send.c */
-int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
-ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
+/* checked_write.c */
+ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,
+                                   const void *data, uct_mem_h memh, size_t length,
+                                   uct_completion_t *comp);
+ucs_status_t loom_checked_write_post(loom_peer_t *peer, int rail, const void *data,
+                                     uct_mem_h memh, size_t length, uint64_t region_id,
+                                     uint32_t region_epoch, uint64_t addr,
+                                     uct_completion_t *comp);
 
 /* region.c */
 int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
@@ -526,14 +455,59 @@ bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length)
 void loom_region_unpublish(loom_region_t *region);
 void loom_region_free(loom_region_t *region);
 
-/* checked_write.c */
-ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,
-                                   const void *data, uct_mem_h memh, size_t length,
-                                   uct_completion_t *comp);
-ucs_status_t loom_checked_write_post(loom_peer_t *peer, int rail, const void *data,
-                                     uct_mem_h memh, size_t length, uint64_t region_id,
-                                     uint32_t region_epoch, uint64_t addr,
-                                     uct_completion_t *comp);
+/* msg_ack.c */
+void loom_msg_delivered(loom_peer_t *peer, bool ack_now);
+void loom_msg_duplicate(loom_peer_t *peer, int rail);
+int  loom_msg_progress_ask(loom_peer_t *peer, int rail);
+void loom_msg_reply(loom_peer_t *peer, int rail, uint8_t flag);
+void loom_msg_ack_soon(loom_peer_t *peer);
+void loom_msg_ack_stamp(loom_peer_t *peer, void *msg);
+void loom_msg_conn_ask(loom_peer_t *peer, int rail);
+int  loom_msg_idle_acks(loom_engine_t *engine);
+void loom_msg_owed_forget(loom_peer_t *peer);
+
+/* reliable.c */
+/* A copy of a received message (loom_wire_send_t and payload) on a list. */
+typedef struct loom_msg_copy {
+    ucs_list_link_t link;
+    int      rail;
+    size_t   length;
+    uint8_t  data[];
+} loom_msg_copy_t;
+void loom_msg_new_conn_drop(loom_peer_t *peer);
+int  loom_msg_order(const loom_peer_t *peer, uint32_t seq);
+bool loom_msg_resend_progress(loom_peer_t *peer);
+void loom_msg_peer_fini(loom_peer_t *peer);
+bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+                         const void *payload, size_t length);
+void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
+void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what);
+bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);
+bool loom_msg_stranger_keep(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+                            const void *payload, size_t length);
+void loom_msg_strangers_free(loom_engine_t *engine);
+
+/* msg_deliver.c */
+void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
+                   const void *payload, size_t length);
+int  loom_msg_deliver_ready(loom_peer_t *peer);
+void loom_msg_held_drop(loom_peer_t *peer);
+void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
+int  loom_msg_strangers_progress(loom_engine_t *engine);
+
+/* msg_ack_rx.c */
+ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned flags);
+int  loom_msg_watch(loom_engine_t *engine);
+
+/* msg_send.c */
+int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
+ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
+
+/* rdma_done.c */
+void loom_rdma_account(loom_op_t *op);
+void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
+                         uint64_t request_id, uint64_t length, int rc, bool refusal);
+void loom_rdma_complete(loom_op_t *op, int rc);
 
 /* checked_put.c */
 int  loom_checked_put_advance(loom_op_t *op);
@@ -553,12 +527,6 @@ int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);
 
-/* rdma_done.c */
-void loom_rdma_account(loom_op_t *op);
-void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
-                         uint64_t request_id, uint64_t length, int rc, bool refusal);
-void loom_rdma_complete(loom_op_t *op, int rc);
-
 /* stripe.c */
 bool loom_stripe_wanted(loom_peer_t *peer, size_t length);
 bool loom_stripe_guarded(loom_peer_t *peer);
@@ -568,6 +536,41 @@ int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        bool cut);
 double loom_rail_rate(const loom_rail_t *rail);
 void loom_stripe_free_all(loom_engine_t *engine);
+
+/* rail_watch.c */
+int  loom_rail_watch(loom_engine_t *engine);
+
+/* rejoin.c */
+int  loom_rejoin_progress(loom_engine_t *engine);
+void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
+void loom_rejoin_tell_down(loom_peer_t *peer, int index);
+ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags);
+void loom_rejoin_peer_fini(loom_peer_t *peer);
+
+/* peer_failure.c */
+int  loom_peer_failures_progress(loom_engine_t *engine);
+void loom_peer_failures_forget(loom_peer_t *peer);
+void loom_peer_fail_requests(loom_peer_t *peer, int rail);
+
+/* progress.c */
+int  loom_op_advance(loom_op_t *op);
+int  loom_progress_queues(loom_engine_t *engine);
+void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
+
+/* teardown.c: loom_peer_disconnect, loom_peer_flush and loom_mem_deregister
+ * (transport.h) */
+
+/* peer.c */
+ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
+ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
+
+/* engine.c */
+typedef struct loom_am_handler {
+    uint8_t           id; /* enum loom_wire_type, the AM id */
+    uct_am_callback_t cb;
+} loom_am_handler_t;
+extern const loom_am_handler_t loom_am_handlers[];
+extern const size_t loom_am_handler_count;
 
 static inline uint64_t loom_now_ns(void)
 {
