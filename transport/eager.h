@@ -20,6 +20,7 @@
 
 #include "loom/transport.h"
 #include "loom/wire.h"
+#include "chan.h"
 
 #include <ucs/datastruct/list.h>
 #include <uct/api/uct.h>
@@ -171,10 +172,7 @@ int    loom_eager_box_key(const loom_eager_box_t *box, void *buf, size_t size);
 void   loom_eager_boxes_free(struct loom_engine *engine);
 
 /* eager_tx.c: the sending side */
-int    loom_eager_send(struct loom_peer *peer, uint8_t tag, const struct iovec *iov,
-                       int iovcnt, size_t length);
-void   loom_eager_am_stamp(struct loom_peer *peer, loom_wire_send_t *hdr);
-void   loom_eager_am_result(struct loom_peer *peer, const loom_wire_send_t *hdr, bool sent);
+int    loom_eager_send(struct loom_peer *peer, loom_chan_out_t *out);
 void   loom_eager_req_stamp(struct loom_peer *peer, void *msg);
 int    loom_eager_tx_request(struct loom_peer *peer, unsigned phase);
 void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
@@ -185,10 +183,8 @@ ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned
 /* eager_rx.c: the receiving side */
 ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags);
 void   loom_eager_rx_poll(struct loom_peer *peer);
-int    loom_eager_rx_ready(struct loom_peer *peer, loom_wire_slot_t **hdr_p, size_t *length_p);
-void   loom_eager_rx_consume(struct loom_peer *peer, loom_wire_slot_t *hdr);
-void   loom_eager_rx_refuse(struct loom_engine *engine, struct loom_rail *rail, uint64_t sender,
-                            const char *why);
+int    loom_eager_rx_next(struct loom_peer *peer, loom_chan_in_t *in);
+void   loom_eager_rx_done(struct loom_peer *peer, loom_chan_in_t *in);
 void   loom_eager_rx_drop(struct loom_peer *peer);
 void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
 void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);

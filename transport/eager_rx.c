@@ -23,7 +23,7 @@ void loom_eager_rx_drop(loom_peer_t *peer)
     rx->credits_owed = 0;
 }
 
-void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint64_t sender,
+static void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint64_t sender,
                                  const char *why)
 {
     ++engine->eager.stats.refused;
@@ -37,7 +37,7 @@ void loom_eager_rx_refuse(loom_engine_t *engine, loom_rail_t *rail, uint64_t sen
 
 /* The next slot: 1 when it arrived whole (*hdr_p, *length_p set), 0 while
  * it has not, -1 when its tail flag came with a length no slot can hold. */
-int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size_t *length_p)
+static int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size_t *length_p)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
     uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
@@ -65,7 +65,7 @@ int loom_eager_rx_ready(loom_peer_t *peer, loom_wire_slot_t **hdr_p, size_t *len
 
 /* Done with the current slot: zero both flags so the next lap cannot
  * mistake them, and move on. */
-void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
+static void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
 {
     loom_eager_rx_t *rx = &peer->eager.rx;
     uint8_t *end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
@@ -78,6 +78,56 @@ void loom_eager_rx_consume(loom_peer_t *peer, loom_wire_slot_t *hdr)
     rx->slot = (rx->slot + 1) % rx->mem.slot_count;
     ++rx->ring_recv;
     ++rx->credits_owed;
+}
+
+/* The ring as a channel (chan.h): the next slot that arrived whole; a slot
+ * whose tail names a length no slot holds is refused and skipped. */
+int loom_eager_rx_next(loom_peer_t *peer, loom_chan_in_t *in)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_wire_slot_t *hdr;
+    size_t length;
+    int ready;
+
+    if (0 == rx->phase) {
+        return 0;
+    }
+    while ((ready = loom_eager_rx_ready(peer, &hdr, &length)) < 0) {
+        loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name,
+                             "ring slot with a length larger than the slot; dropped");
+        loom_eager_rx_consume(peer, NULL);
+    }
+    if (0 == ready) {
+        return 0;
+    }
+    in->seq     = loom_from_le32(hdr->seq);
+    in->ack     = hdr->ack;
+    in->credits = loom_from_le16(hdr->credits);
+    in->tag     = hdr->tag;
+    in->data    = hdr + 1;
+    in->length  = length;
+    in->rail    = rx->rail;
+    in->slot    = hdr;
+    return 1;
+}
+
+/* Done with the slot next returned (delivered or a duplicate): counted, and
+ * the slot is free for the sender's next lap. */
+void loom_eager_rx_done(loom_peer_t *peer, loom_chan_in_t *in)
+{
+    loom_eager_rx_t *rx = &peer->eager.rx;
+    loom_wire_slot_t *hdr = in->slot;
+    loom_rail_stats_t *stats = &peer->engine->rails[rx->rail].stats;
+
+    if (hdr->gen != rx->gen) {
+        loom_log(peer->engine, LOOM_LOG_WARN, "eager ring of peer %#llx: a message for "
+                 "ring generation %u in generation %u; delivered",
+                 (unsigned long long)peer->name, hdr->gen, rx->gen);
+    }
+    loom_eager_rx_consume(peer, hdr);
+    ++peer->engine->eager.stats.ring_received;
+    ++stats->messages_received;
+    stats->bytes_received += in->length;
 }
 
 /* ---- requests ------------------------------------------------------------------- */

@@ -70,9 +70,9 @@ void loom_eager_tx_rail_closed(loom_peer_t *peer, int rail)
 
 /* Copy the message into the end of the next send slot and write it into
  * the same place of the receiver's slot. */
-static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
-                               int iovcnt, size_t length)
+static int loom_eager_tx_write(loom_peer_t *peer, loom_chan_out_t *out)
 {
+    size_t length = out->length;
     loom_eager_tx_t *tx = &peer->eager.tx;
     loom_eager_txslot_t *ts = &tx->slots[tx->slot];
     size_t bytes = LOOM_WIRE_SLOT_BYTES(length);
@@ -91,12 +91,12 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
     hdr.head      = loom_le32(flag);
     loom_msg_stamp(peer, &hdr.seq, &hdr.ack);
     hdr.credits   = loom_le16(loom_eager_rx_credits_take(peer));
-    hdr.tag       = tag;
+    hdr.tag       = out->tag;
     hdr.gen       = tx->gen;
     foot.length   = loom_le32((uint32_t)length);
     foot.tail     = loom_le32(flag);
     memcpy(msg, &hdr, sizeof(hdr));
-    (void)loom_iov_pack(msg + sizeof(hdr), iov, iovcnt);
+    (void)loom_iov_pack(msg + sizeof(hdr), out->iov, out->iovcnt);
     memcpy(msg + bytes - sizeof(foot), &foot, sizeof(foot));
 
     uiov.buffer = msg;
@@ -125,14 +125,12 @@ static int loom_eager_tx_write(loom_peer_t *peer, uint8_t tag, const struct iove
         }
         return LOOM_ERR_AGAIN;
     }
-    loom_msg_sent(peer, tx->rail, tag, iov, iovcnt, length);
-    tx->slot = (tx->slot + 1) % tx->mem.slot_count;
+    out->rail = tx->rail;
+    tx->slot  = (tx->slot + 1) % tx->mem.slot_count;
     --tx->credits;
     ++tx->ring_sent;
     ++tx->msgs;
     ++peer->engine->eager.stats.ring_sent;
-    peer->engine->rails[tx->rail].stats.bytes_sent += length;
-    ++peer->engine->rails[tx->rail].stats.messages_sent;
     return LOOM_OK;
 }
 
@@ -153,15 +151,18 @@ static int loom_eager_tx_next_phase(loom_peer_t *peer, size_t length)
     return (need > tx->phase) ? (int)need : -1;
 }
 
-int loom_eager_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
-                    size_t length)
+/* The ring as a channel (chan.h): a message that asks for an acknowledgement
+ * at once goes by AM, which carries the request; the ring may grow for the
+ * next ones. */
+int loom_eager_send(loom_peer_t *peer, loom_chan_out_t *out)
 {
     loom_eager_tx_t *tx = &peer->eager.tx;
+    size_t length = out->length;
     uint64_t now;
     unsigned need;
     int rc = LOOM_ERR_AGAIN, next;
 
-    if (tx->disabled || !loom_eager_rail_ok(peer->engine, peer->am_rail)) {
+    if (out->ack_now || tx->disabled || !loom_eager_rail_ok(peer->engine, peer->am_rail)) {
         return LOOM_ERR_AGAIN;
     }
     now = loom_now_ns();
@@ -172,34 +173,13 @@ int loom_eager_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int
     need = loom_eager_phase_for(peer->engine, length);
     if (tx->phase > 0 && !tx->pending && 0 != need && need <= tx->phase &&
         tx->rail == peer->am_rail) {
-        rc = loom_eager_tx_write(peer, tag, iov, iovcnt, length);
+        rc = loom_eager_tx_write(peer, out);
     }
     if (!tx->pending && now >= tx->retry_after &&
         (next = loom_eager_tx_next_phase(peer, length)) >= 0) {
         (void)loom_eager_tx_request(peer, (unsigned)next);
     }
     return rc;
-}
-
-/* An AM to the peer is leaving: stamp its sequence number and return the
- * reverse ring's credits with it. */
-void loom_eager_am_stamp(loom_peer_t *peer, loom_wire_send_t *hdr)
-{
-    hdr->sender    = loom_le64(peer->engine->config.name);
-    loom_msg_stamp(peer, &hdr->seq, &hdr->ack);
-    hdr->credits   = loom_le16(loom_eager_rx_credits_take(peer));
-    hdr->reserved  = 0;
-    hdr->conn      = loom_le32(peer->msg.tx_conn);
-}
-
-/* It went (counted), or it did not (its credits go with a later one). */
-void loom_eager_am_result(loom_peer_t *peer, const loom_wire_send_t *hdr, bool sent)
-{
-    if (sent) {
-        ++peer->eager.tx.msgs;
-    } else {
-        loom_eager_rx_credits_untake(peer, hdr->credits);
-    }
 }
 
 /* A request is leaving (loom_op_advance): the receiver drains the ring

@@ -30,6 +30,15 @@ const loom_am_handler_t loom_am_handlers[] = {
 };
 const size_t loom_am_handler_count = sizeof(loom_am_handlers) / sizeof(loom_am_handlers[0]);
 
+/* The channels a message tries, in order (chan.h): the peer's eager ring
+ * when it has one that takes the message, else an active message. */
+static const loom_chan_t loom_chan_ring = {
+    "eager ring", loom_eager_send, loom_eager_rx_next, loom_eager_rx_done
+};
+static const loom_chan_t loom_chan_am = {
+    "active message", loom_am_chan_send, NULL, NULL
+};
+
 /* What runs from progress after the UCT worker, in this order: failures
  * first (nothing goes on a rail found failed), messages of new peers, the
  * eager rings, the queues, then the watches and timers. */
@@ -155,6 +164,8 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     }
     loom_tcp_liveness_init(engine);
     loom_engine_pollers(engine);
+    engine->chans[engine->chan_count++] = &loom_chan_ring;
+    engine->chans[engine->chan_count++] = &loom_chan_am;
     *engine_p = engine;
     return LOOM_OK;
 

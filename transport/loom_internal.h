@@ -296,6 +296,8 @@ struct loom_engine {
     uct_error_handler_t  ep_error;     /* errors of the rails' endpoints */
     loom_poller_fn_t     pollers[LOOM_POLLERS_MAX]; /* run from progress, in order */
     int                  poller_count;
+    const loom_chan_t   *chans[LOOM_CHANS_MAX]; /* a message tries them in order */
+    int                  chan_count;
 };
 
 /* log.c */
@@ -454,6 +456,9 @@ int  loom_region_check(loom_engine_t *engine, uint64_t region_id, uint32_t epoch
 bool loom_key_covers(const loom_wire_key_t *key, uint64_t addr, uint64_t length);
 void loom_region_unpublish(loom_region_t *region);
 void loom_region_free(loom_region_t *region);
+
+/* am_chan.c */
+int  loom_am_chan_send(loom_peer_t *peer, loom_chan_out_t *out);
 
 /* msg_ack.c */
 void loom_msg_delivered(loom_peer_t *peer, bool ack_now);

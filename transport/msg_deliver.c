@@ -48,12 +48,11 @@ static void loom_msg_held_unlink(loom_peer_t *peer, loom_msg_held_t *held)
  * messages were taken (duplicates dropped included). */
 int loom_msg_deliver_ready(loom_peer_t *peer)
 {
-    loom_eager_rx_t *rx = &peer->eager.rx;
-    loom_eager_stats_t *stats = &peer->engine->eager.stats;
+    loom_engine_t *engine = peer->engine;
+    const loom_chan_t *chan;
     loom_msg_held_t *held;
-    loom_wire_slot_t *hdr = NULL;
-    size_t length = 0;
-    int count = 0, ready, order;
+    loom_chan_in_t in;
+    int count = 0, order = 1, i;
 
     for (;;) {
         held = loom_msg_held_first(peer);
@@ -67,35 +66,25 @@ int loom_msg_deliver_ready(loom_peer_t *peer)
             ++count;
             continue;
         }
-        if (0 == rx->phase || 0 == (ready = loom_eager_rx_ready(peer, &hdr, &length))) {
-            break;
+        /* the next message of a channel the receiver reads, if it is due */
+        for (i = 0, chan = NULL; i < engine->chan_count; ++i) {
+            if (NULL != engine->chans[i]->next && 1 == engine->chans[i]->next(peer, &in) &&
+                (order = loom_msg_order(peer, in.seq)) <= 0) {
+                chan = engine->chans[i];
+                break;
+            }
         }
-        if (ready < 0) {
-            loom_eager_rx_refuse(peer->engine, &peer->engine->rails[rx->rail], peer->name,
-                                 "ring slot with a length larger than the slot; dropped");
-            loom_eager_rx_consume(peer, NULL);
-            continue;
+        if (NULL == chan) {
+            break; /* nothing came, or what came waits for one sent before it */
         }
-        order = loom_msg_order(peer, loom_from_le32(hdr->seq));
-        if (order > 0) {
-            break; /* a message sent before it by AM has not come yet */
-        }
-        if (hdr->gen != rx->gen) {
-            loom_log(peer->engine, LOOM_LOG_WARN, "eager ring of peer %#llx: a message for "
-                     "ring generation %u in generation %u; delivered",
-                     (unsigned long long)peer->name, hdr->gen, rx->gen);
-        }
-        loom_eager_tx_credits(peer, loom_from_le16(hdr->credits));
-        loom_msg_acked(peer, hdr->ack);
+        loom_eager_tx_credits(peer, in.credits);
+        loom_msg_acked(peer, in.ack);
         if (0 == order) {
-            loom_msg_hand_up(peer, rx->rail, hdr->tag, hdr + 1, length, false);
+            loom_msg_hand_up(peer, in.rail, in.tag, in.data, in.length, false);
         } else {
-            loom_msg_duplicate(peer, rx->rail); /* it was sent again by AM and came */
+            loom_msg_duplicate(peer, in.rail); /* it was sent again by AM and came */
         }
-        loom_eager_rx_consume(peer, hdr);
-        ++stats->ring_received;
-        ++peer->engine->rails[rx->rail].stats.messages_received;
-        peer->engine->rails[rx->rail].stats.bytes_received += length;
+        chan->consume(peer, &in);
         ++count;
     }
     return count;

@@ -5,37 +5,37 @@
  */
 #include "loom_internal.h"
 
-/* Send one upper-layer message now, through the peer's eager ring if it
- * can take it, else by AM.  Nothing new goes while earlier messages are
- * being sent again, or while too many wait for an acknowledgement; when
- * half of those wait, the message goes by AM and asks for one at once. */
+/* Send one upper-layer message now, by the first channel that takes it
+ * (the peer's eager ring, else AM).  Nothing new goes while earlier
+ * messages are being sent again, or while too many wait for an
+ * acknowledgement; when half of those wait, the message asks for one at
+ * once (which only AM carries). */
 int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt)
 {
-    size_t length = loom_iov_length(iov, iovcnt);
-    loom_wire_send_t hdr;
-    bool ack_now;
-    int rc;
+    loom_engine_t *engine = peer->engine;
+    loom_chan_out_t out;
+    loom_rail_stats_t *stats;
+    int rc = LOOM_ERR_AGAIN, i;
 
     if (!loom_msg_can_send(peer)) {
         return LOOM_ERR_AGAIN;
     }
-    if (peer->engine->config.am_round_robin) {
+    if (engine->config.am_round_robin) {
         loom_peer_next_am_rail(peer); /* the receiver orders them again */
     }
-    ack_now = loom_msg_ack_wanted(peer);
-    if (!ack_now && LOOM_OK == loom_eager_send(peer, tag, iov, iovcnt, length)) {
-        return LOOM_OK;
+    out.tag     = tag;
+    out.iov     = iov;
+    out.iovcnt  = iovcnt;
+    out.length  = loom_iov_length(iov, iovcnt);
+    out.ack_now = loom_msg_ack_wanted(peer);
+    out.rail    = -1;
+    for (i = 0; i < engine->chan_count && LOOM_ERR_AGAIN == rc; ++i) {
+        rc = engine->chans[i]->send(peer, &out);
     }
-    loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_SEND, tag, sizeof(hdr) + length);
-    hdr.hdr.flags = (ack_now ? LOOM_WIRE_FLAG_ACK_REQ : 0) |
-                    (loom_msg_logging(peer) ? LOOM_WIRE_FLAG_KEPT : 0);
-    loom_eager_am_stamp(peer, &hdr);
-    rc = loom_am_issue(peer, peer->am_rail, LOOM_WIRE_SEND, &hdr, iov, iovcnt);
-    loom_eager_am_result(peer, &hdr, LOOM_OK == rc);
     if (LOOM_OK == rc) {
-        loom_rail_stats_t *stats = &peer->engine->rails[peer->am_rail].stats;
-        loom_msg_sent(peer, peer->am_rail, tag, iov, iovcnt, length);
-        stats->bytes_sent += length;
+        stats = &engine->rails[out.rail].stats;
+        loom_msg_sent(peer, out.rail, tag, iov, iovcnt, out.length);
+        stats->bytes_sent += out.length;
         ++stats->messages_sent;
     }
     return rc;
