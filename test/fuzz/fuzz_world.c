@@ -185,12 +185,12 @@ static loom_op_t *fuzz_world_op(fuzz_world_t *w, fuzz_op_t *fop, bool put)
 /* Finished (stage DONE) is on the engine's done list until its callback
  * runs, and that list is empty outside progress: an operation finished
  * and not on it has lost its completion (finished twice: the second
- * append cut the list). */
+ * append broke the list). */
 static void fuzz_op_check(const fuzz_world_t *w, const fuzz_op_t *fop)
 {
     const loom_op_t *op = &fop->op;
 
-    if (fop->busy && LOOM_STAGE_DONE == op->stage && NULL == w->self->done_head) {
+    if (fop->busy && LOOM_STAGE_DONE == op->stage && ucs_list_is_empty(&w->self->done)) {
         fprintf(stderr, "fuzz: operation %p (kind %d) finished with %s, and its completion "
                 "is lost\n", (const void *)op, op->kind, loom_strerror(op->status));
         abort();
