@@ -84,6 +84,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     engine->am_handlers      = loom_am_handlers;
     engine->am_handler_count = loom_am_handler_count;
     engine->ep_error         = loom_rail_error;
+    engine->engine_recv      = loom_atomic_recv;
     loom_hash_init(&engine->peers);
     loom_hash_init(&engine->regions);
     loom_hash_init(&engine->requests);

@@ -184,6 +184,8 @@ struct loom_peer {
     unsigned         refusals;    /* answers to refused requests waiting to leave */
     unsigned         push_reqs;   /* our push requests to it waiting for an answer */
     unsigned         serves;      /* serves queued or in flight towards it */
+    unsigned         atomics;     /* our atomics to it not answered yet */
+    unsigned         atomic_replies; /* answers to its atomics waiting to leave */
 };
 
 /* Messages of processes not connected yet, kept until we connected. */
@@ -195,6 +197,11 @@ struct loom_peer {
  * owner keeps queued or in flight towards one destination: requesters wait
  * below it, so only a broken or hostile one reaches the owner's bound. */
 #define LOOM_PUSH_WINDOW 1024
+
+/* Atomics a process keeps unanswered at one peer, and answers a target
+ * keeps waiting to leave towards one requester (a hostile one's beyond are
+ * dropped and counted). */
+#define LOOM_ATOMIC_WINDOW 1024
 
 /* CONNECT messages that arrived before we connected to their sender. */
 #define LOOM_EARLY_CONNECTS_MAX 4096
@@ -220,6 +227,8 @@ enum loom_op_kind {
     LOOM_OP_SERVE,     /* owner side of a push: ISSUE put, FLUSH, WAIT, SEND done */
     LOOM_OP_CTRL,      /* engine message (PUSH_DONE, CONNECT): SEND */
     LOOM_OP_STRIPE,    /* user put or get cut into chunks: WAIT for all of them */
+    LOOM_OP_ATOMIC,    /* user atomic: SEND the request (an engine message), WAIT
+                          for the reply */
 };
 
 enum loom_op_stage {
@@ -298,6 +307,9 @@ struct loom_engine {
     int                  poller_count;
     const loom_chan_t   *chans[LOOM_CHANS_MAX]; /* a message tries them in order */
     int                  chan_count;
+    /* engine messages (LOOM_WIRE_TAG_ENGINE) delivered in order from a peer */
+    void               (*engine_recv)(loom_peer_t *peer, int rail, const void *data,
+                                      size_t length);
 };
 
 /* log.c */
@@ -506,7 +518,13 @@ int  loom_msg_watch(loom_engine_t *engine);
 
 /* msg_send.c */
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
+int  loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                  loom_op_t *op);
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
+
+/* atomic.c */
+int  loom_atomic_advance(loom_op_t *op);
+void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 
 /* rdma_done.c */
 void loom_rdma_account(loom_op_t *op);

@@ -26,10 +26,14 @@ static void loom_msg_up(loom_engine_t *engine, int rail, uint64_t sender, uint8_
 
 /* A dropped message counts as delivered too: the sender's next ones go on. */
 static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
-                               size_t length, bool ack_now)
+                             size_t length, bool ack_now)
 {
     loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
-    loom_msg_up(peer->engine, rail, peer->name, tag, data, length);
+    if (LOOM_WIRE_TAG_ENGINE == tag) {
+        peer->engine->engine_recv(peer, rail, data, length); /* loom's own */
+    } else {
+        loom_msg_up(peer->engine, rail, peer->name, tag, data, length);
+    }
 }
 
 static loom_msg_held_t *loom_msg_held_first(loom_peer_t *peer)

@@ -41,8 +41,9 @@ int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, in
     return rc;
 }
 
-int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
-                 loom_op_t *op)
+/* loom_am_send for any tag: the engine's own messages too. */
+int loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                  loom_op_t *op)
 {
     int rc;
 
@@ -61,6 +62,16 @@ int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int io
     op->iovcnt = iovcnt;
     loom_op_queue(peer, op);
     return LOOM_INPROGRESS;
+}
+
+int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                 loom_op_t *op)
+{
+    if (LOOM_WIRE_TAG_ENGINE == tag) {
+        loom_log(peer->engine, LOOM_LOG_ERROR, "message tag %u is loom's own", tag);
+        return LOOM_ERR_INVALID;
+    }
+    return loom_msg_send(peer, tag, iov, iovcnt, op);
 }
 
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags)

@@ -38,6 +38,9 @@ void loom_op_finish(loom_op_t *op, int status)
         }
     } else if (LOOM_OP_SERVE == op->kind) {
         --op->peer->serves;
+    } else if (LOOM_OP_ATOMIC == op->kind) {
+        loom_hash_remove(&engine->requests, op->id);
+        --op->peer->atomics;
     }
     loom_checked_put_forget(op);
     loom_wire_untrack(op);
@@ -88,7 +91,8 @@ void loom_opq_take(loom_opq_t *q, bool (*match)(const loom_op_t *op, const void 
  * loom's own messages wait for their rail only. */
 static loom_opq_t *loom_op_queue_of(loom_peer_t *peer, const loom_op_t *op)
 {
-    return (LOOM_OP_AM == op->kind) ? &peer->queue : &peer->rails[op->rail].rail_queue;
+    return (LOOM_OP_AM == op->kind || LOOM_OP_ATOMIC == op->kind)
+               ? &peer->queue : &peer->rails[op->rail].rail_queue;
 }
 
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op)

@@ -17,14 +17,16 @@ void loom_peer_failures_forget(loom_peer_t *peer)
 }
 
 /* Push requests to the peer (on one rail, or all: -1) waiting for an answer
- * that can no longer come fail now. */
+ * that can no longer come fail now.  An atomic's request and answer are
+ * messages, sent again on another rail: it fails only with the peer. */
 void loom_peer_fail_requests(loom_peer_t *peer, int rail)
 {
     loom_op_t *op;
     size_t pos = 0;
 
     while (NULL != (op = loom_hash_next(&peer->engine->requests, &pos))) {
-        if (op->peer == peer && LOOM_STAGE_WAIT == op->stage && (rail < 0 || op->rail == rail)) {
+        if (op->peer == peer && LOOM_STAGE_WAIT == op->stage &&
+            (rail < 0 || (op->rail == rail && LOOM_OP_ATOMIC != op->kind))) {
             loom_op_finish(op, LOOM_ERR_UNREACH); /* also leaves the table */
         }
     }

@@ -33,6 +33,8 @@ int loom_op_advance(loom_op_t *op)
                                 op->tag ? op->peer->rails[op->rail].boot_ep
                                         : op->peer->rails[op->rail].ep,
                                 op->msg[1], NULL, &iov, 1);
+    case LOOM_OP_ATOMIC:
+        return loom_atomic_advance(op);
     default:
         return loom_rdma_advance(op);
     }
@@ -55,6 +57,10 @@ static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count
         ++*count;
         if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
             loom_op_finish(op, (rc < 0) ? rc : LOOM_OK);
+        } else if (LOOM_OP_ATOMIC == op->kind) {
+            if (rc < 0) {
+                loom_op_finish(op, rc); /* sent, it waits for its answer */
+            }
         } else if (rc < 0) {
             loom_rdma_complete(op, rc); /* a served push still answers */
         }

@@ -33,6 +33,9 @@ static unsigned loom_region_uct_access(const loom_rail_t *rail, unsigned access)
     if (access & LOOM_ACCESS_REMOTE_READ) {
         flags |= UCT_MD_MEM_ACCESS_REMOTE_GET;
     }
+    if (access & LOOM_ACCESS_REMOTE_ATOMIC) {
+        flags |= UCT_MD_MEM_ACCESS_REMOTE_ATOMIC;
+    }
     if ((access & LOOM_ACCESS_LOCAL_WRITE) && (!rail->info.has_get || rail->info.get_min > 1)) {
         flags |= UCT_MD_MEM_ACCESS_REMOTE_PUT;
     }

@@ -216,6 +216,7 @@ struct loom_op {
     uint32_t       remote_epoch;  /* ... and its owner's epoch (little-endian) */
     uint32_t       rail_epoch; /* checked write: the rail connection it went on */
     size_t         sent;       /* checked write: bytes sent */
+    struct iovec   msg_iov;    /* an engine message: msg, msg_len */
     ucs_list_link_t wire_link; /* waiting for a UCT completion on its rail's
                                   endpoint (loom_peer_rail_t.wire_ops) ... */
     bool           on_wire;    /* ... while this is set */
@@ -281,7 +282,8 @@ enum {
     LOOM_ACCESS_LOCAL_WRITE  = 0x1, /* destination of our own gets */
     LOOM_ACCESS_REMOTE_WRITE = 0x2, /* peers put into it */
     LOOM_ACCESS_REMOTE_READ  = 0x4, /* peers get from it */
-    LOOM_ACCESS_ALL          = 0x7,
+    LOOM_ACCESS_REMOTE_ATOMIC = 0x8, /* peers run atomics on it */
+    LOOM_ACCESS_ALL          = 0xf,
 };
 /* Registered with LOOM_ACCESS_ALL. */
 int    loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
@@ -312,6 +314,35 @@ int loom_put(loom_peer_t *peer, loom_op_t *op, void *local,
 int loom_get(loom_peer_t *peer, loom_op_t *op, void *local,
              loom_region_t *local_region, uint64_t remote_addr,
              const void *remote_key, size_t remote_key_size, size_t length);
+
+/* --- atomics ----------------------------------------------------------- */
+enum loom_atomic_op {
+    LOOM_ATOMIC_ADD,
+    LOOM_ATOMIC_AND,
+    LOOM_ATOMIC_OR,
+    LOOM_ATOMIC_XOR,
+    LOOM_ATOMIC_LAND,  /* logical: 1 if both are non-zero, else 0 */
+    LOOM_ATOMIC_LOR,
+    LOOM_ATOMIC_LXOR,
+    LOOM_ATOMIC_SWAP,
+    LOOM_ATOMIC_MIN,   /* signed */
+    LOOM_ATOMIC_MAX,   /* signed */
+    LOOM_ATOMIC_CSWAP, /* compare and swap */
+    LOOM_ATOMIC_LAST
+};
+/*
+ * Run atomic_op with operand on the size-byte (4 or 8) integer at the peer's
+ * remote_addr, aligned to size, in the region of the peer's key (registered
+ * with LOOM_ACCESS_REMOTE_ATOMIC).  The peer's CPU runs it, exactly once
+ * even when a rail fails meanwhile, atomic with every other atomic on that
+ * word.  With result non-NULL the value the word held before lands there
+ * (size bytes, host order).  The callback runs once the operation took
+ * effect at the target.  LOOM_ERR_AGAIN: too many atomics to this peer are
+ * under way; try again after progress.
+ */
+int loom_atomic(loom_peer_t *peer, loom_op_t *op, int atomic_op, unsigned size,
+                uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
+                uint64_t operand, uint64_t compare, void *result);
 
 /* --- eager rings ------------------------------------------------------- */
 /* Phase of the ring our messages to the peer use, and of the ring the peer

@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 6
+#define LOOM_WIRE_VERSION 7
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -386,6 +386,46 @@ typedef struct loom_wire_rail_addr {
  * follows (both may be set: the interface then carries CONNECT messages) */
 #define LOOM_WIRE_RAIL_CONNECT_TO_IFACE 0x1u
 #define LOOM_WIRE_RAIL_CONNECT_TO_EP    0x2u
+
+/*
+ * Engine messages: upper-layer messages (LOOM_WIRE_SEND or a ring slot) with
+ * tag LOOM_WIRE_TAG_ENGINE, which the upper layer never uses, carry loom's
+ * own requests that must run exactly once.  They travel in the sender's
+ * message stream, numbered, kept and delivered once and in order across rail
+ * failures, and are handed to the engine instead of the upper layer.  The
+ * payload starts with its kind (enum loom_wire_engine_msg).
+ */
+#define LOOM_WIRE_TAG_ENGINE 255
+
+enum loom_wire_engine_msg {
+    LOOM_WIRE_ATOMIC_REQ   = 1,
+    LOOM_WIRE_ATOMIC_REPLY = 2,
+};
+
+/*
+ * An atomic operation on a 4- or 8-byte integer of the target's region
+ * [addr, addr + size), aligned to its size, executed by the target's CPU:
+ * atomic with every other atomic on that word, whichever rail or process or
+ * thread of the target issued it.  The target checks it as a write (region,
+ * epoch, range, remote atomic access) and answers every request with a
+ * reply naming request_id, its status (enum loom_wire_status) and, for
+ * every op, the value the word held before.
+ */
+typedef struct loom_wire_atomic {
+    uint8_t  kind;         /* LOOM_WIRE_ATOMIC_REQ or _REPLY */
+    uint8_t  op;           /* enum loom_atomic_op (transport.h) */
+    uint8_t  size;         /* 4 or 8 */
+    uint8_t  reserved;
+    uint32_t status;       /* reply: enum loom_wire_status */
+    uint64_t request_id;   /* the requester's */
+    uint64_t region_id;
+    uint64_t addr;
+    uint64_t operand;
+    uint64_t compare;      /* LOOM_ATOMIC_CSWAP: swap only if the word holds this */
+    uint64_t result;       /* reply: the word before the operation */
+    uint32_t region_epoch;
+    uint32_t reserved2;
+} loom_wire_atomic_t;
 
 /* Little-endian conversion, a no-op on the x86/arm hosts loom runs on. */
 #define loom_le16(_v) htole16(_v)

@@ -1,9 +1,11 @@
 /*
  * Tags the upper layer does not take (config.tag_count): the parent sends
  * messages with the largest tag the child takes, with tags past it (the
- * first one past it and 255), and valid ones around them; the child gets
- * exactly the valid ones, in order, and counts the others in bad_tags.
- * Once by active message, once through an eager ring.
+ * first one past it and 254, the largest an upper layer may use: 255 is
+ * loom's own, LOOM_WIRE_TAG_ENGINE, refused at the sender), and valid ones
+ * around them; the child gets exactly the valid ones, in order, and counts
+ * the others in bad_tags.  Once by active message, once through an eager
+ * ring.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the peer's eager state */
@@ -21,7 +23,7 @@ static const tag_case_t cases[] = {
     {1, "first"},
     {TAG_COUNT, "one past the last tag"},
     {TAG_COUNT - 1, "the last tag"},
-    {255, "the largest tag a byte holds"},
+    {254, "the largest tag an upper layer may use"},
     {0, "tag zero"},
     {TAG_COUNT + 1, "two past"},
     {7, "after them all"},
