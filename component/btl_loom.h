@@ -202,6 +202,31 @@ int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
                      struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata);
+mca_btl_loom_rdma_t *
+mca_btl_loom_rdma_new(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
+                      void *local_address, struct mca_btl_base_registration_handle_t *local_handle,
+                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+
+/* atomics */
+int mca_btl_loom_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     uint64_t remote_address,
+                     struct mca_btl_base_registration_handle_t *remote_handle,
+                     mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_loom_afop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      void *local_address, uint64_t remote_address,
+                      struct mca_btl_base_registration_handle_t *local_handle,
+                      struct mca_btl_base_registration_handle_t *remote_handle,
+                      mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+int mca_btl_loom_acswap(struct mca_btl_base_module_t *btl,
+                        struct mca_btl_base_endpoint_t *endpoint, void *local_address,
+                        uint64_t remote_address,
+                        struct mca_btl_base_registration_handle_t *local_handle,
+                        struct mca_btl_base_registration_handle_t *remote_handle,
+                        uint64_t compare, uint64_t value, int flags, int order,
+                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                        void *cbdata);
 
 int mca_btl_loom_rc_to_opal(int rc);
 

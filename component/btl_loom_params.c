@@ -166,7 +166,16 @@ int mca_btl_loom_params_register(void)
     m->btl_latency           = 0;
     m->btl_bandwidth         = 0;
     m->btl_flags             = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |
-                               MCA_BTL_FLAGS_SEND_INPLACE;
+                               MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_ATOMIC_OPS |
+                               MCA_BTL_FLAGS_ATOMIC_FOPS;
+    /* run by the target's CPU: coherent with its own CPU atomics (GLOB) */
+    m->btl_atomic_flags      = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_AND |
+                               MCA_BTL_ATOMIC_SUPPORTS_OR | MCA_BTL_ATOMIC_SUPPORTS_XOR |
+                               MCA_BTL_ATOMIC_SUPPORTS_LAND | MCA_BTL_ATOMIC_SUPPORTS_LOR |
+                               MCA_BTL_ATOMIC_SUPPORTS_LXOR | MCA_BTL_ATOMIC_SUPPORTS_SWAP |
+                               MCA_BTL_ATOMIC_SUPPORTS_MIN | MCA_BTL_ATOMIC_SUPPORTS_MAX |
+                               MCA_BTL_ATOMIC_SUPPORTS_CSWAP | MCA_BTL_ATOMIC_SUPPORTS_32BIT |
+                               MCA_BTL_ATOMIC_SUPPORTS_GLOB;
     rc = mca_btl_base_param_register(&c->super.btl_version, m);
     if (OPAL_SUCCESS != rc) {
         return rc;

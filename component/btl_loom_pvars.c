@@ -59,6 +59,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
      "without memory protection: region gone, stale epoch, out of range, no remote write "
      "access, or a failed connection's late write): their bytes were not placed",
      offsetof(loom_rail_stats_t, writes_refused)},
+    {"atomics", "Atomic operations of peers run here by this process's CPU (MPI one-sided "
+     "atomics and osc rdma's locks, through the BTL's atomics)",
+     offsetof(loom_rail_stats_t, atomics)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -1,5 +1,6 @@
 /*
- * loom BTL RDMA: memory registration handles, put and get.
+ * loom BTL RDMA: memory registration handles, put and get (atomics:
+ * btl_loom_atomic.c).
  */
 #include "btl_loom.h"
 
@@ -15,11 +16,14 @@ static unsigned mca_btl_loom_access(uint32_t flags)
     if (flags & MCA_BTL_REG_FLAG_LOCAL_WRITE) {
         access |= LOOM_ACCESS_LOCAL_WRITE;
     }
-    if (flags & (MCA_BTL_REG_FLAG_REMOTE_WRITE | MCA_BTL_REG_FLAG_REMOTE_ATOMIC)) {
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE) {
         access |= LOOM_ACCESS_REMOTE_WRITE;
     }
-    if (flags & (MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_ATOMIC)) {
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
         access |= LOOM_ACCESS_REMOTE_READ;
+    }
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_ATOMIC) {
+        access |= LOOM_ACCESS_REMOTE_ATOMIC;
     }
     return access;
 }
@@ -84,6 +88,29 @@ static void mca_btl_loom_rdma_done(loom_op_t *op, int status)
     free(rdma);
 }
 
+/* An RDMA or atomic operation whose completion goes to cbfunc; NULL when out
+ * of memory. */
+mca_btl_loom_rdma_t *
+mca_btl_loom_rdma_new(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
+                      void *local_address, struct mca_btl_base_registration_handle_t *local_handle,
+                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    mca_btl_loom_rdma_t *rdma = malloc(sizeof(*rdma));
+
+    if (NULL != rdma) {
+        rdma->module        = module;
+        rdma->endpoint      = endpoint;
+        rdma->local_address = local_address;
+        rdma->local_handle  = local_handle;
+        rdma->cbfunc        = cbfunc;
+        rdma->cbcontext     = cbcontext;
+        rdma->cbdata        = cbdata;
+        rdma->op.cb         = mca_btl_loom_rdma_done;
+        rdma->op.user       = rdma;
+    }
+    return rdma;
+}
+
 typedef int (*mca_btl_loom_rdma_fn_t)(loom_peer_t *, loom_op_t *, void *, loom_region_t *,
                                       uint64_t, const void *, size_t, size_t);
 
@@ -103,19 +130,11 @@ static int mca_btl_loom_rdma(mca_btl_loom_rdma_fn_t fn, struct mca_btl_base_modu
     if (NULL == remote_handle) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rdma = malloc(sizeof(*rdma));
+    rdma = mca_btl_loom_rdma_new(module, endpoint, local_address, local_handle, cbfunc,
+                                 cbcontext, cbdata);
     if (NULL == rdma) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    rdma->module        = module;
-    rdma->endpoint      = endpoint;
-    rdma->local_address = local_address;
-    rdma->local_handle  = local_handle;
-    rdma->cbfunc        = cbfunc;
-    rdma->cbcontext     = cbcontext;
-    rdma->cbdata        = cbdata;
-    rdma->op.cb         = mca_btl_loom_rdma_done;
-    rdma->op.user       = rdma;
     MCA_BTL_LOOM_LOCK();
     peer = mca_btl_loom_endpoint_peer(endpoint);
     rc   = (NULL == peer) ? LOOM_ERR_UNREACH

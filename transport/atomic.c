@@ -194,10 +194,12 @@ static void loom_atomic_serve(loom_peer_t *peer, int rail, const loom_wire_atomi
                  "%#llx: %s", (unsigned long long)peer->name, req->size,
                  (unsigned long long)addr, loom_strerror(rc));
     } else if (8 == req->size) {
+        ++engine->rails[rail].stats.atomics;
         result = loom_atomic_apply64((uint64_t *)(uintptr_t)addr, req->op,
                                      loom_from_le64(req->operand),
                                      loom_from_le64(req->compare));
     } else {
+        ++engine->rails[rail].stats.atomics;
         result = loom_atomic_apply32((uint32_t *)(uintptr_t)addr, req->op,
                                      (uint32_t)loom_from_le64(req->operand),
                                      (uint32_t)loom_from_le64(req->compare));

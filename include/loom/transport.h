@@ -67,6 +67,8 @@ typedef struct loom_rail_stats {
     unsigned long writes_checked; /* checked write segments placed here */
     unsigned long writes_refused; /* checked write segments refused here (also in
                                      refused): bytes that were not placed */
+    unsigned long atomics;        /* atomics of peers run here (answered on this rail's
+                                     message stream) */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */

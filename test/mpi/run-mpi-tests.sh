@@ -45,6 +45,8 @@ tests=(
     "test_any_source 2 4 16"
     "test_alltoall 2 4 8"
     "test_rma 2 4"
+    "test_osc_atomics 2 4 8"
+    "OMPI_MCA_osc=rdma LOOM_EXPECT_BTL_ATOMICS=1 test_osc_atomics 2 4 8"
     "test_pvars 2"
     "test_stripe 2"
     "test_p2p_modes 2 4"
@@ -64,7 +66,15 @@ skipped=0
 failed_names=()
 
 for entry in "${tests[@]}"; do
-    read -r name nps <<< "$entry"
+    read -r -a words <<< "$entry"
+    env_args=() x_args=() # leading NAME=value words: exported to this entry's ranks
+    while [[ "${words[0]}" == *=* ]]; do
+        env_args+=("${words[0]}")
+        x_args+=(-x "${words[0]}")
+        words=("${words[@]:1}")
+    done
+    name=${words[0]}
+    nps=${words[*]:1}
     if [[ "$leave_out" == *" $name "* ]]; then
         echo "SKIP $name: left out by LOOM_TEST_LEAVE_OUT"
         skipped=$((skipped + 1))
@@ -72,8 +82,8 @@ for entry in "${tests[@]}"; do
     fi
     for np in $nps; do
         [ "$max_np" -gt 0 ] && [ "$np" -gt "$max_np" ] && continue
-        label="$name (np=$np)"
-        log="$logdir/$name.np$np.log"
+        label="$name (np=$np${env_args[*]:+, ${env_args[*]}})"
+        log="$logdir/$name.np$np${env_args[*]:+.env${#env_args[@]}}.log"
         if [ ! -x "$bindir/$name" ]; then
             echo "FAIL $label: $bindir/$name not found or not executable"
             failed=$((failed + 1))
@@ -83,11 +93,11 @@ for entry in "${tests[@]}"; do
 
         start=$SECONDS
         rc=0
-        timeout -k 10 "$run_timeout" "${mpirun[@]}" "${fixed_args[@]}" \
+        timeout -k 10 "$run_timeout" "${mpirun[@]}" "${fixed_args[@]}" "${x_args[@]}" \
             "${mpi_args[@]}" -np "$np" "$bindir/$name" > "$log" 2>&1 || rc=$?
         elapsed=$((SECONDS - start))
 
-        if [ "$rc" -eq 0 ] && grep -q "^PASS $name\$" "$log"; then
+        if [ "$rc" -eq 0 ] && grep -q "^PASS $name\( \|\$\)" "$log"; then
             echo "PASS $label ${elapsed}s"
             passed=$((passed + 1))
         elif [ "$rc" -eq 77 ]; then
