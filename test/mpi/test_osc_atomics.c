@@ -1,7 +1,8 @@
 /*
  * MPI one-sided atomics and synchronization through whatever osc component
- * Open MPI picks (and, in run-mpi-tests.sh, through osc rdma, which runs
- * them as loom's BTL atomics):
+ * Open MPI picks: osc rdma by default, which runs them as loom's BTL atomics
+ * (run-mpi-tests.sh checks it did), or osc pt2pt, which emulates them with
+ * messages:
  * - a shared counter: every rank adds to a counter at every rank with
  *   MPI_Fetch_and_op under lock_all/flush; the fetched values are distinct
  *   and the counters end at the sum (64- and 32-bit, MPI_SUM);
