@@ -33,8 +33,9 @@ measure() {
 }
 # one rail at 2 ranks, both rails at 2 and 4 (the emulated CPU makes more too
 # slow); the programs of the wider MPI surface (more modes, collectives,
-# spawn, threads) only on both rails, to keep the emulated run short
-surface="test_p2p_modes test_collectives test_spawn test_threads test_large"
+# spawn, threads, one-sided atomics) only on both rails, to keep the emulated run
+# short
+surface="test_p2p_modes test_collectives test_spawn test_threads test_large test_osc_atomics"
 for rails in rc_verbs:rxe0:1 rc_verbs:rxe0:1,rc_verbs:rxe1:1; do
     max_np=4 leave_out=
     [ "$rails" = rc_verbs:rxe0:1 ] && max_np=2 leave_out=$surface
