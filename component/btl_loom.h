@@ -38,6 +38,7 @@ typedef struct mca_btl_loom_component_t {
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
     int   yield_after;        /* btl_loom_yield_after, us */
     bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
+    bool  atomics;            /* btl_loom_atomics */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
     int   stripe_depth;       /* btl_loom_stripe_depth */

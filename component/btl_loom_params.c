@@ -78,6 +78,13 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment, which bounds loom's eager limit and send size (0: UCX's "
                          "default of 8 KiB; 1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
+    c->atomics = false;
+    mca_btl_loom_param_register("atomics",
+        "Offer the BTL's atomics (run by the target's CPU), so that Open MPI's osc rdma runs "
+        "MPI one-sided communication over loom; off by default because Open MPI 4.1's osc rdma, "
+        "with ranks on several nodes, sends its own lock atomics to the process itself through "
+        "the BTL, which loom does not reach (use osc pt2pt there)",
+        MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->atomics);
     c->tcp_trust_network = false;
     mca_btl_loom_param_register("tcp_trust_network",
         "Rails whose NIC checks no memory keys (tcp) take raw puts: the target does not "
@@ -179,6 +186,10 @@ int mca_btl_loom_params_register(void)
     rc = mca_btl_base_param_register(&c->super.btl_version, m);
     if (OPAL_SUCCESS != rc) {
         return rc;
+    }
+    if (!c->atomics) {
+        m->btl_flags       &= ~(MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS);
+        m->btl_atomic_flags = 0;
     }
 
     if (OPAL_SUCCESS != mca_btl_loom_check_range("max_rails", c->max_rails, 1,

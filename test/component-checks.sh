@@ -23,7 +23,7 @@ check "only mca_btl_loom_component is exported (got: $exported)" $?
 
 # Under --enable-asan the component needs the sanitizer in ompi_info too.
 params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param btl loom --level 9 --parsable)
-for p in rails max_rails verbose connect_to_ep tcp_seg_size stripe_threshold stripe_chunk \
+for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_threshold stripe_chunk \
          stripe_depth rail_timeout am_rail am_policy msg_window rail_rejoin \
          free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \

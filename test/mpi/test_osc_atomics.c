@@ -1,6 +1,6 @@
 /*
  * MPI one-sided atomics and synchronization through whatever osc component
- * Open MPI picks: osc rdma by default, which runs them as loom's BTL atomics
+ * Open MPI picks: osc rdma with btl_loom_atomics on, which runs them as loom's BTL atomics
  * (run-mpi-tests.sh checks it did), or osc pt2pt, which emulates them with
  * messages:
  * - a shared counter: every rank adds to a counter at every rank with
