@@ -88,6 +88,8 @@ struct mca_btl_base_endpoint_t {
     void        *addr_blob; /* the peer's modex entry, until connected */
     size_t       addr_blob_len;
     mca_btl_loom_module_t *module;
+    bool         self;      /* this process: RDMA and atomics on its own memory
+                               (osc rdma reaches itself through its BTL) */
     /* all endpoints of the module, freed at finalize if not deleted before */
     struct mca_btl_base_endpoint_t *next;
     struct mca_btl_base_endpoint_t *prev;
@@ -116,6 +118,19 @@ typedef struct mca_btl_loom_reg_t {
 struct mca_btl_base_registration_handle_t {
     uint8_t key[1]; /* loom_key_size() bytes */
 };
+
+/* What the upper layer asked for: a put, a get or an atomic. */
+typedef struct mca_btl_loom_request_t {
+    enum { MCA_BTL_LOOM_PUT, MCA_BTL_LOOM_GET, MCA_BTL_LOOM_ATOMIC } kind;
+    void     *local_address; /* an atomic's result, or NULL */
+    uint64_t  remote_address;
+    mca_btl_base_registration_handle_t *local_handle;
+    mca_btl_base_registration_handle_t *remote_handle;
+    size_t    size;          /* an atomic's: 4 or 8 */
+    int       atomic_op;     /* LOOM_ATOMIC_* */
+    uint64_t  operand;
+    uint64_t  compare;
+} mca_btl_loom_request_t;
 
 /* An RDMA operation in flight. */
 typedef struct mca_btl_loom_rdma_t {
@@ -203,10 +218,12 @@ int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
                      struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata);
-mca_btl_loom_rdma_t *
-mca_btl_loom_rdma_new(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
-                      void *local_address, struct mca_btl_base_registration_handle_t *local_handle,
-                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+/* Starts the request; cbfunc runs once when it completed (at once on the
+ * process's own memory). */
+int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
+                       const mca_btl_loom_request_t *req,
+                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                       void *cbdata);
 
 /* atomics */
 int mca_btl_loom_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,

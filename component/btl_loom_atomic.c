@@ -34,34 +34,18 @@ static int mca_btl_loom_atomic(struct mca_btl_base_module_t *btl,
                                mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                                void *cbdata)
 {
-    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
-    mca_btl_loom_rdma_t *rdma;
-    loom_peer_t *peer;
-    int rc;
+    mca_btl_loom_request_t req = {.kind = MCA_BTL_LOOM_ATOMIC, .local_address = local_address,
+                                  .remote_address = remote_address,
+                                  .local_handle = local_handle, .remote_handle = remote_handle,
+                                  .size = (flags & MCA_BTL_ATOMIC_FLAG_32BIT) ? 4 : 8,
+                                  .atomic_op = atomic_op, .operand = operand,
+                                  .compare = compare};
 
     if (atomic_op < 0 || (flags & MCA_BTL_ATOMIC_FLAG_FLOAT)) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    if (NULL == remote_handle) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    rdma = mca_btl_loom_rdma_new(module, endpoint, local_address, local_handle, cbfunc,
-                                 cbcontext, cbdata);
-    if (NULL == rdma) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    MCA_BTL_LOOM_LOCK();
-    peer = mca_btl_loom_endpoint_peer(endpoint);
-    rc   = (NULL == peer) ? LOOM_ERR_UNREACH
-         : loom_atomic(peer, &rdma->op, atomic_op,
-                       (flags & MCA_BTL_ATOMIC_FLAG_32BIT) ? 4 : 8, remote_address,
-                       remote_handle, module->key_size, operand, compare, local_address);
-    MCA_BTL_LOOM_UNLOCK();
-    if (rc < 0) {
-        free(rdma);
-        return mca_btl_loom_rc_to_opal(rc);
-    }
-    return OPAL_SUCCESS;
+    return mca_btl_loom_issue((mca_btl_loom_module_t *)btl, endpoint, &req, cbfunc, cbcontext,
+                              cbdata);
 }
 
 int mca_btl_loom_aop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,

@@ -248,14 +248,20 @@ int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     size_t i;
 
     for (i = 0; i < nprocs; ++i) {
-        if (procs[i] == opal_proc_local_get()) {
-            continue; /* btl self handles that */
-        }
+        bool self = (procs[i] == opal_proc_local_get());
+
         if (NULL != peers[i]) {
             continue; /* already added */
         }
+        if (self && !(btl->btl_flags & MCA_BTL_FLAGS_ATOMIC_FOPS)) {
+            continue; /* btl self carries everything else to this process */
+        }
         peers[i] = mca_btl_loom_endpoint_create(module, procs[i]);
-        if (NULL != peers[i] && locked && NULL == mca_btl_loom_endpoint_peer(peers[i])) {
+        if (NULL != peers[i] && self) {
+            peers[i]->self = true; /* never connected: no address needed */
+            free(peers[i]->addr_blob);
+            peers[i]->addr_blob = NULL;
+        } else if (NULL != peers[i] && locked && NULL == mca_btl_loom_endpoint_peer(peers[i])) {
             mca_btl_loom_endpoint_destroy(module, peers[i]);
             peers[i] = NULL;
         }

@@ -81,9 +81,10 @@ int mca_btl_loom_params_register(void)
     c->atomics = false;
     mca_btl_loom_param_register("atomics",
         "Offer the BTL's atomics (run by the target's CPU), so that Open MPI's osc rdma runs "
-        "MPI one-sided communication over loom; off by default because Open MPI 4.1's osc rdma, "
-        "with ranks on several nodes, sends its own lock atomics to the process itself through "
-        "the BTL, which loom does not reach (use osc pt2pt there)",
+        "MPI one-sided communication over loom; off by default because Open MPI 4.1.4's osc "
+        "rdma deadlocks on dynamic windows whose owner is on another node, with any BTL that "
+        "offers atomics (Open MPI issue 10328, fixed in 4.1.5); off, osc rdma steps aside "
+        "and one-sided communication needs osc pt2pt",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->atomics);
     c->tcp_trust_network = false;
     mca_btl_loom_param_register("tcp_trust_network",

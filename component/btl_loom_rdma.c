@@ -90,9 +90,9 @@ static void mca_btl_loom_rdma_done(loom_op_t *op, int status)
 
 /* An RDMA or atomic operation whose completion goes to cbfunc; NULL when out
  * of memory. */
-mca_btl_loom_rdma_t *
+static mca_btl_loom_rdma_t *
 mca_btl_loom_rdma_new(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
-                      void *local_address, struct mca_btl_base_registration_handle_t *local_handle,
+                      const mca_btl_loom_request_t *req,
                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     mca_btl_loom_rdma_t *rdma = malloc(sizeof(*rdma));
@@ -100,8 +100,8 @@ mca_btl_loom_rdma_new(mca_btl_loom_module_t *module, struct mca_btl_base_endpoin
     if (NULL != rdma) {
         rdma->module        = module;
         rdma->endpoint      = endpoint;
-        rdma->local_address = local_address;
-        rdma->local_handle  = local_handle;
+        rdma->local_address = req->local_address;
+        rdma->local_handle  = req->local_handle;
         rdma->cbfunc        = cbfunc;
         rdma->cbcontext     = cbcontext;
         rdma->cbdata        = cbdata;
@@ -111,36 +111,77 @@ mca_btl_loom_rdma_new(mca_btl_loom_module_t *module, struct mca_btl_base_endpoin
     return rdma;
 }
 
-typedef int (*mca_btl_loom_rdma_fn_t)(loom_peer_t *, loom_op_t *, void *, loom_region_t *,
-                                      uint64_t, const void *, size_t, size_t);
-
-static int mca_btl_loom_rdma(mca_btl_loom_rdma_fn_t fn, struct mca_btl_base_module_t *btl,
-                             struct mca_btl_base_endpoint_t *endpoint, void *local_address,
-                             uint64_t remote_address,
-                             struct mca_btl_base_registration_handle_t *local_handle,
-                             struct mca_btl_base_registration_handle_t *remote_handle,
-                             size_t size, mca_btl_base_rdma_completion_fn_t cbfunc,
-                             void *cbcontext, void *cbdata)
+static loom_region_t *mca_btl_loom_local_region(const mca_btl_loom_request_t *req)
 {
-    mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    return (NULL != req->local_handle) ? mca_btl_loom_reg_of(req->local_handle)->region : NULL;
+}
+
+/* On a peer: completes through op's callback. */
+static int mca_btl_loom_start(mca_btl_loom_module_t *module, loom_peer_t *peer, loom_op_t *op,
+                              const mca_btl_loom_request_t *req)
+{
+    switch (req->kind) {
+    case MCA_BTL_LOOM_PUT:
+        return loom_put(peer, op, req->local_address, mca_btl_loom_local_region(req),
+                        req->remote_address, req->remote_handle, module->key_size, req->size);
+    case MCA_BTL_LOOM_GET:
+        return loom_get(peer, op, req->local_address, mca_btl_loom_local_region(req),
+                        req->remote_address, req->remote_handle, module->key_size, req->size);
+    default:
+        return loom_atomic(peer, op, req->atomic_op, (unsigned)req->size, req->remote_address,
+                           req->remote_handle, module->key_size, req->operand, req->compare,
+                           req->local_address);
+    }
+}
+
+/* On this process's own memory: done on return. */
+static int mca_btl_loom_start_local(mca_btl_loom_module_t *module,
+                                    const mca_btl_loom_request_t *req)
+{
+    switch (req->kind) {
+    case MCA_BTL_LOOM_PUT:
+        return loom_local_put(module->engine, req->local_address, req->remote_address,
+                              req->remote_handle, module->key_size, req->size);
+    case MCA_BTL_LOOM_GET:
+        return loom_local_get(module->engine, req->local_address, req->remote_address,
+                              req->remote_handle, module->key_size, req->size);
+    default:
+        return loom_local_atomic(module->engine, req->atomic_op, (unsigned)req->size,
+                                 req->remote_address, req->remote_handle, module->key_size,
+                                 req->operand, req->compare, req->local_address);
+    }
+}
+
+int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
+                       const mca_btl_loom_request_t *req,
+                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                       void *cbdata)
+{
     mca_btl_loom_rdma_t *rdma;
     loom_peer_t *peer;
     int rc;
 
-    if (NULL == remote_handle) {
+    if (NULL == req->remote_handle) {
         return OPAL_ERR_BAD_PARAM;
     }
-    rdma = mca_btl_loom_rdma_new(module, endpoint, local_address, local_handle, cbfunc,
-                                 cbcontext, cbdata);
+    if (endpoint->self) {
+        MCA_BTL_LOOM_LOCK();
+        rc = mca_btl_loom_start_local(module, req);
+        MCA_BTL_LOOM_UNLOCK();
+        if (LOOM_OK != rc) {
+            return mca_btl_loom_rc_to_opal(rc);
+        }
+        cbfunc(&module->super, endpoint, req->local_address, req->local_handle, cbcontext,
+               cbdata, OPAL_SUCCESS);
+        return OPAL_SUCCESS;
+    }
+    rdma = mca_btl_loom_rdma_new(module, endpoint, req, cbfunc, cbcontext, cbdata);
     if (NULL == rdma) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     MCA_BTL_LOOM_LOCK();
     peer = mca_btl_loom_endpoint_peer(endpoint);
-    rc   = (NULL == peer) ? LOOM_ERR_UNREACH
-         : fn(peer, &rdma->op, local_address,
-              NULL != local_handle ? mca_btl_loom_reg_of(local_handle)->region : NULL,
-              remote_address, remote_handle, module->key_size, size);
+    rc   = (NULL == peer) ? LOOM_ERR_UNREACH : mca_btl_loom_start(module, peer, &rdma->op, req);
     MCA_BTL_LOOM_UNLOCK();
     if (rc < 0) {
         free(rdma);
@@ -157,10 +198,15 @@ int mca_btl_loom_put(struct mca_btl_base_module_t *btl,
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata)
 {
+    mca_btl_loom_request_t req = {.kind = MCA_BTL_LOOM_PUT, .local_address = local_address,
+                                  .remote_address = remote_address,
+                                  .local_handle = local_handle, .remote_handle = remote_handle,
+                                  .size = size};
+
     (void)flags;
     (void)order;
-    return mca_btl_loom_rdma(loom_put, btl, endpoint, local_address, remote_address,
-                             local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
+    return mca_btl_loom_issue((mca_btl_loom_module_t *)btl, endpoint, &req, cbfunc, cbcontext,
+                              cbdata);
 }
 
 int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
@@ -171,8 +217,13 @@ int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
                      int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                      void *cbcontext, void *cbdata)
 {
+    mca_btl_loom_request_t req = {.kind = MCA_BTL_LOOM_GET, .local_address = local_address,
+                                  .remote_address = remote_address,
+                                  .local_handle = local_handle, .remote_handle = remote_handle,
+                                  .size = size};
+
     (void)flags;
     (void)order;
-    return mca_btl_loom_rdma(loom_get, btl, endpoint, local_address, remote_address,
-                             local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
+    return mca_btl_loom_issue((mca_btl_loom_module_t *)btl, endpoint, &req, cbfunc, cbcontext,
+                              cbdata);
 }

@@ -40,6 +40,14 @@ done
 for t in test_sizes test_many_outstanding test_any_source test_threads; do
     run $t --mca btl_loom_am_policy round_robin
 done
+# osc rdma over loom's RDMA and atomics, 2 ranks per node: each process
+# reaches itself through loom too (osc rdma's own lock words), and keys keep
+# its state 8-byte aligned.  Not dynamic windows: Open MPI 4.1.4's osc rdma
+# deadlocks on those across nodes with any BTL (ompi#10328).
+for t in test_rma "test_osc_atomics"; do
+    VCLUSTER_NP=4 judge "^PASS $t" "$t" --mca btl_loom_atomics 1 --mca osc rdma \
+        -x LOOM_TEST_NO_DYNAMIC_WINDOW=1 -x LOOM_EXPECT_BTL_ATOMICS=1
+done
 # osu_bw's load, 64 messages of up to 4 MiB in flight, with both ranks bound
 # to cores where the kernel's network processing has to share them: it once
 # timed the rails' connections out (each message verified once)

@@ -56,6 +56,40 @@
 LOOM_ATOMIC_APPLY(32)
 LOOM_ATOMIC_APPLY(64)
 
+int loom_atomic_check(loom_engine_t *engine, int atomic_op, unsigned size,
+                      uint64_t addr)
+{
+    const char *why = (4 != size && 8 != size) ? "4 or 8 bytes only"
+                    : (atomic_op < 0 || atomic_op >= LOOM_ATOMIC_LAST) ? "no such operation"
+                    : (0 != addr % size) ? "not aligned to its size" : NULL;
+
+    if (NULL != why) {
+        loom_log(engine, LOOM_LOG_ERROR, "atomic %d of %u bytes at %#llx: %s", atomic_op,
+                 size, (unsigned long long)addr, why);
+        return LOOM_ERR_INVALID;
+    }
+    return LOOM_OK;
+}
+
+uint64_t loom_atomic_run(uint64_t addr, unsigned size, int atomic_op, uint64_t operand,
+                         uint64_t compare)
+{
+    if (8 == size) {
+        return loom_atomic_apply64((uint64_t *)(uintptr_t)addr, atomic_op, operand, compare);
+    }
+    return loom_atomic_apply32((uint32_t *)(uintptr_t)addr, atomic_op, (uint32_t)operand,
+                               (uint32_t)compare);
+}
+
+void loom_atomic_result(void *result, unsigned size, uint64_t value)
+{
+    uint32_t value32 = (uint32_t)value;
+
+    if (NULL != result) {
+        memcpy(result, (8 == size) ? (const void *)&value : (const void *)&value32, size);
+    }
+}
+
 int loom_atomic(loom_peer_t *peer, loom_op_t *op, int atomic_op, unsigned size,
                 uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
                 uint64_t operand, uint64_t compare, void *result)
@@ -66,13 +100,9 @@ int loom_atomic(loom_peer_t *peer, loom_op_t *op, int atomic_op, unsigned size,
     loom_wire_key_t fields;
     int rc;
 
-    if ((4 != size && 8 != size) || atomic_op < 0 || atomic_op >= LOOM_ATOMIC_LAST ||
-        0 != remote_addr % size) {
-        loom_log(engine, LOOM_LOG_ERROR, "atomic %d of %u bytes at %#llx: %s", atomic_op,
-                 size, (unsigned long long)remote_addr,
-                 (4 != size && 8 != size) ? "4 or 8 bytes only"
-                 : (0 != remote_addr % size) ? "not aligned to its size" : "no such operation");
-        return LOOM_ERR_INVALID;
+    rc = loom_atomic_check(engine, atomic_op, size, remote_addr);
+    if (LOOM_OK != rc) {
+        return rc;
     }
     rc = loom_key_parse(engine, remote_key, remote_key_size, &key);
     if (LOOM_OK != rc) {
@@ -184,25 +214,18 @@ static void loom_atomic_serve(loom_peer_t *peer, int rail, const loom_wire_atomi
     if (LOOM_OK == rc && !(region->access & LOOM_ACCESS_REMOTE_ATOMIC)) {
         rc = LOOM_ERR_STALE_KEY; /* its key gives no atomic access */
     }
-    if (LOOM_OK == rc && ((4 != req->size && 8 != req->size) || 0 != addr % req->size ||
-                          req->op >= LOOM_ATOMIC_LAST)) {
-        rc = LOOM_ERR_INVALID;
+    if (LOOM_OK == rc) {
+        rc = loom_atomic_check(engine, req->op, req->size, addr);
     }
     if (LOOM_OK != rc) {
         ++engine->rails[rail].stats.refused;
         loom_log(engine, LOOM_LOG_WARN, "refused an atomic of peer %#llx on %u bytes at "
                  "%#llx: %s", (unsigned long long)peer->name, req->size,
                  (unsigned long long)addr, loom_strerror(rc));
-    } else if (8 == req->size) {
-        ++engine->rails[rail].stats.atomics;
-        result = loom_atomic_apply64((uint64_t *)(uintptr_t)addr, req->op,
-                                     loom_from_le64(req->operand),
-                                     loom_from_le64(req->compare));
     } else {
         ++engine->rails[rail].stats.atomics;
-        result = loom_atomic_apply32((uint32_t *)(uintptr_t)addr, req->op,
-                                     (uint32_t)loom_from_le64(req->operand),
-                                     (uint32_t)loom_from_le64(req->compare));
+        result = loom_atomic_run(addr, req->size, req->op, loom_from_le64(req->operand),
+                                 loom_from_le64(req->compare));
     }
     loom_atomic_reply(peer, rail, req, loom_rc_to_wire(rc), result);
 }
@@ -212,9 +235,6 @@ static void loom_atomic_answered(loom_peer_t *peer, int rail, const loom_wire_at
 {
     loom_op_t *op = loom_hash_get(&peer->engine->requests,
                                   loom_from_le64(reply->request_id));
-    uint64_t result = loom_from_le64(reply->result);
-    uint32_t result32 = (uint32_t)result;
-
     if (NULL == op || op->peer != peer || LOOM_OP_ATOMIC != op->kind ||
         LOOM_STAGE_WAIT != op->stage) {
         ++peer->engine->rails[rail].stats.refused;
@@ -222,10 +242,7 @@ static void loom_atomic_answered(loom_peer_t *peer, int rail, const loom_wire_at
                  "atomic of ours waiting; dropped", (unsigned long long)peer->name);
         return;
     }
-    if (NULL != op->local) {
-        memcpy(op->local, (8 == op->length) ? (const void *)&result : (const void *)&result32,
-               op->length);
-    }
+    loom_atomic_result(op->local, (unsigned)op->length, loom_from_le64(reply->result));
     loom_op_finish(op, loom_wire_to_rc(loom_from_le32(reply->status)));
 }
 

@@ -524,6 +524,15 @@ ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned fl
 
 /* atomic.c */
 int  loom_atomic_advance(loom_op_t *op);
+/* Refuses (and says why) a size other than 4 or 8, an unknown operation or
+ * an address not aligned to the size. */
+int  loom_atomic_check(loom_engine_t *engine, int atomic_op, unsigned size,
+                       uint64_t addr);
+/* Stores an atomic's result (size bytes, host order) where result points. */
+void loom_atomic_result(void *result, unsigned size, uint64_t value);
+/* Runs a checked atomic on the word at addr; returns its earlier value. */
+uint64_t loom_atomic_run(uint64_t addr, unsigned size, int atomic_op, uint64_t operand,
+                         uint64_t compare);
 void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 
 /* rdma_done.c */

@@ -11,9 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A multiple of 8 bytes: upper layers lay keys out in arrays next to 8-byte
+ * words they run atomics on (osc rdma's state follows its region keys). */
 size_t loom_key_size(const loom_engine_t *engine)
 {
-    return sizeof(loom_wire_key_t) + (size_t)engine->rail_count * engine->rkey_stride;
+    size_t bytes = sizeof(loom_wire_key_t) + (size_t)engine->rail_count * engine->rkey_stride;
+
+    return (bytes + 7) & ~(size_t)7;
 }
 
 uint64_t loom_region_id(const loom_region_t *region)

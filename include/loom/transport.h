@@ -346,6 +346,21 @@ int loom_atomic(loom_peer_t *peer, loom_op_t *op, int atomic_op, unsigned size,
                 uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
                 uint64_t operand, uint64_t compare, void *result);
 
+/*
+ * The process's own memory through its own keys: an upper layer that runs
+ * everything through one transport (Open MPI's osc rdma) reaches itself
+ * too.  Checked as a peer's access is (region, epoch, range, access), done
+ * by the CPU, complete on return; no callback.  For an atomic with result
+ * non-NULL the word's earlier value lands there (size bytes, host order).
+ */
+int loom_local_put(loom_engine_t *engine, const void *local, uint64_t remote_addr,
+                   const void *remote_key, size_t remote_key_size, size_t length);
+int loom_local_get(loom_engine_t *engine, void *local, uint64_t remote_addr,
+                   const void *remote_key, size_t remote_key_size, size_t length);
+int loom_local_atomic(loom_engine_t *engine, int atomic_op, unsigned size,
+                      uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
+                      uint64_t operand, uint64_t compare, void *result);
+
 /* --- eager rings ------------------------------------------------------- */
 /* Phase of the ring our messages to the peer use, and of the ring the peer
  * writes into here (0: none). */

@@ -259,7 +259,12 @@ int main(int argc, char **argv)
     accumulates(rank, size);
     get_accumulates(rank, size);
     pscw(rank, size);
-    dynamic_window(rank, size);
+    /* Open MPI 4.1.4's osc rdma deadlocks on a dynamic window whose owner is
+     * on another node, whatever BTL carries it (ompi#10328, fixed in 4.1.5):
+     * its refresh takes the owner's region lock exclusively, then shared. */
+    if (NULL == getenv("LOOM_TEST_NO_DYNAMIC_WINDOW")) {
+        dynamic_window(rank, size);
+    }
     atomics = loom_pvar_rails_total("atomics", NULL);
     LOOM_CHECK_MPI(MPI_Allreduce(&atomics, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
                                  MPI_COMM_WORLD));

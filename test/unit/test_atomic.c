@@ -270,6 +270,70 @@ static void atomic_refusals(unit_ctx_t *ctx, atomic_state_t *st)
               "region gone (by the target); tag 255 from the upper layer");
 }
 
+/* Each process on its own memory through its own keys (loom_local_*): every
+ * case against the reference, put and get byte for byte, and the same
+ * refusals a peer would meet. */
+static void atomic_local(unit_ctx_t *ctx, atomic_state_t *st)
+{
+    size_t key_size = loom_key_size(ctx->engine), i;
+    uint8_t *key = calloc(1, key_size), *plain_key = calloc(1, key_size);
+    uint8_t *gone_key = calloc(1, key_size), *bytes = unit_alloc(REGION_LEN);
+    uint64_t *words = unit_alloc(REGION_LEN), result;
+    loom_region_t *region, *gone;
+
+    CHECK(NULL != key && NULL != plain_key && NULL != gone_key);
+    for (i = 0; i < CASES; ++i) {
+        word_set(words, i, &cases[i]);
+    }
+    CHECK_RC(loom_mem_register(ctx->engine, words, REGION_LEN, &region), LOOM_OK);
+    CHECK_RC(loom_mem_register(ctx->engine, bytes, REGION_LEN, &gone), LOOM_OK);
+    CHECK_RC(loom_key_pack(region, key, key_size), LOOM_OK);
+    CHECK_RC(loom_key_pack(st->plain_region, plain_key, key_size), LOOM_OK);
+    CHECK_RC(loom_key_pack(gone, gone_key, key_size), LOOM_OK);
+    loom_mem_deregister(gone);
+    for (i = 0; i < CASES; ++i) {
+        result = 0;
+        CHECK_RC(loom_local_atomic(ctx->engine, cases[i].op, cases[i].size,
+                                   (uint64_t)(uintptr_t)&words[i], key, key_size,
+                                   cases[i].operand, cases[i].compare, &result), LOOM_OK);
+        CHECK_UEQ(result, (8 == cases[i].size) ? cases[i].init : (uint32_t)cases[i].init);
+        CHECK_UEQ(word_get(words, i, cases[i].size), atomic_reference(&cases[i]));
+    }
+    for (i = 0; i < REGION_LEN; ++i) {
+        bytes[i] = (uint8_t)(i * 7 + 1);
+    }
+    CHECK_RC(loom_local_put(ctx->engine, bytes, (uint64_t)(uintptr_t)st->plain, plain_key,
+                            key_size, REGION_LEN), LOOM_OK);
+    CHECK_MEM(st->plain, bytes, REGION_LEN, "own region after a local put");
+    memset(bytes, 0, REGION_LEN);
+    CHECK_RC(loom_local_get(ctx->engine, bytes, (uint64_t)(uintptr_t)st->plain, plain_key,
+                            key_size, REGION_LEN), LOOM_OK);
+    CHECK_MEM(bytes, st->plain, REGION_LEN, "a local get of the own region");
+
+    ctx->log_quiet = true;
+    CHECK_RC(loom_local_atomic(ctx->engine, LOOM_ATOMIC_ADD, 8, (uint64_t)(uintptr_t)st->plain,
+                               plain_key, key_size, 1, 0, &result), LOOM_ERR_STALE_KEY);
+    CHECK_RC(loom_local_atomic(ctx->engine, LOOM_ATOMIC_ADD, 8,
+                               (uint64_t)(uintptr_t)words + 4, key, key_size, 1, 0, &result),
+             LOOM_ERR_INVALID);
+    CHECK_RC(loom_local_put(ctx->engine, bytes, (uint64_t)(uintptr_t)st->plain + 1, plain_key,
+                            key_size, REGION_LEN), LOOM_ERR_RANGE);
+    CHECK_RC(loom_local_get(ctx->engine, bytes, (uint64_t)(uintptr_t)bytes, gone_key, key_size,
+                            8), LOOM_ERR_NOT_FOUND);
+    CHECK_RC(loom_local_get(ctx->engine, bytes, (uint64_t)(uintptr_t)st->plain, plain_key,
+                            key_size - 8, 8), LOOM_ERR_INVALID);
+    ctx->log_quiet = false;
+    loom_mem_deregister(region);
+    free(words);
+    free(bytes);
+    free(key);
+    free(plain_key);
+    free(gone_key);
+    unit_note("own memory: %zu atomics as the reference says, put and get byte for byte; "
+              "refused: no atomic access, unaligned, out of range, a region gone, a short key",
+              CASES);
+}
+
 static void atomic_body(unit_ctx_t *ctx)
 {
     atomic_state_t st;
@@ -278,6 +342,7 @@ static void atomic_body(unit_ctx_t *ctx)
     atomic_semantics(ctx, &st);
     atomic_contention(ctx, &st);
     atomic_refusals(ctx, &st);
+    atomic_local(ctx, &st);
     unit_barrier(ctx);
     loom_mem_deregister(st.region);
     loom_mem_deregister(st.plain_region);
