@@ -37,6 +37,10 @@ typedef struct mca_btl_loom_component_t {
     int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
     int   yield_after;        /* btl_loom_yield_after, us */
+    bool  progress_thread;    /* btl_loom_progress_thread */
+    int   block_when_idle;    /* btl_loom_block_when_idle: -1 auto, 0, 1 */
+    bool  locking;            /* the lock is taken even without MPI threads:
+                                 loom's progress thread runs (set once, at init) */
     bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
     bool  atomics;            /* btl_loom_atomics */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
@@ -145,8 +149,18 @@ typedef struct mca_btl_loom_rdma_t {
     void                 *cbdata;
 } mca_btl_loom_rdma_t;
 
-#define MCA_BTL_LOOM_LOCK()   OPAL_THREAD_LOCK(&mca_btl_loom_component.lock)
-#define MCA_BTL_LOOM_UNLOCK() OPAL_THREAD_UNLOCK(&mca_btl_loom_component.lock)
+/* Open MPI's lock macros take locks only with MPI threads; loom's progress
+ * thread needs them taken in every program that runs it. */
+#define MCA_BTL_LOOM_LOCKING() (mca_btl_loom_component.locking || opal_using_threads())
+#define MCA_BTL_LOOM_MUTEX_LOCK(_m) \
+    do { if (MCA_BTL_LOOM_LOCKING()) { opal_mutex_lock(_m); } } while (0)
+#define MCA_BTL_LOOM_MUTEX_UNLOCK(_m) \
+    do { if (MCA_BTL_LOOM_LOCKING()) { opal_mutex_unlock(_m); } } while (0)
+/* 0 when taken (or no locking is needed) */
+#define MCA_BTL_LOOM_MUTEX_TRYLOCK(_m) (MCA_BTL_LOOM_LOCKING() ? opal_mutex_trylock(_m) : 0)
+#define MCA_BTL_LOOM_LOCK()    MCA_BTL_LOOM_MUTEX_LOCK(&mca_btl_loom_component.lock)
+#define MCA_BTL_LOOM_UNLOCK()  MCA_BTL_LOOM_MUTEX_UNLOCK(&mca_btl_loom_component.lock)
+#define MCA_BTL_LOOM_TRYLOCK() MCA_BTL_LOOM_MUTEX_TRYLOCK(&mca_btl_loom_component.lock)
 
 /* component */
 int  mca_btl_loom_params_register(void);
@@ -220,6 +234,12 @@ int mca_btl_loom_get(struct mca_btl_base_module_t *btl,
                      void *cbcontext, void *cbdata);
 /* Starts the request; cbfunc runs once when it completed (at once on the
  * process's own memory). */
+/* btl_loom_thread.c: loom's progress thread and the blocking wait. */
+int  mca_btl_loom_thread_start(loom_engine_t *engine);
+void mca_btl_loom_thread_stop_join(void);
+bool mca_btl_loom_block_armed(loom_engine_t *engine, int count);
+void mca_btl_loom_block(const loom_engine_t *engine);
+
 int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
                        const mca_btl_loom_request_t *req,
                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,

@@ -108,13 +108,13 @@ static void mca_btl_loom_peer_lost(void *ctx, loom_peer_t *peer, const char *msg
     if (NULL == module) {
         return;
     }
-    OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
+    MCA_BTL_LOOM_MUTEX_LOCK(&mca_btl_loom_component.endpoints_lock);
     for (endpoint = module->endpoints; NULL != endpoint; endpoint = endpoint->next) {
         if (endpoint->peer == peer) {
             break;
         }
     }
-    OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
+    MCA_BTL_LOOM_MUTEX_UNLOCK(&mca_btl_loom_component.endpoints_lock);
     snprintf(text, sizeof(text), "btl loom (%s): %s%s%s", opal_process_info.nodename, msg,
              (NULL != endpoint) ? " - process " : "",
              (NULL != endpoint) ? OPAL_NAME_PRINT(endpoint->proc->proc_name) : "");
@@ -172,7 +172,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     (void)enable_progress_threads;
     *num_btls = 0;
     memset(&config, 0, sizeof(config));
-    config.threads             = enable_mpi_threads;
+    config.threads             = enable_mpi_threads || mca_btl_loom_component.progress_thread;
     config.rails               = mca_btl_loom_component.rails;
     config.max_rails           = mca_btl_loom_component.max_rails;
     config.name                = mca_btl_loom_my_name();
@@ -229,6 +229,10 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     (void)mca_btl_loom_pvars_register(engine);
     (void)mca_btl_loom_eager_pvars_register(engine);
     mca_btl_loom_component.module = module;
+    if (OPAL_SUCCESS != mca_btl_loom_thread_start(engine)) {
+        mca_btl_loom_component.module = NULL;
+        goto err;
+    }
     btls[0] = &module->super;
     *num_btls = 1;
     return btls;
@@ -248,16 +252,21 @@ err:
 static int mca_btl_loom_component_progress(void)
 {
     mca_btl_loom_module_t *module;
+    bool block = false;
     int count = 0;
 
     if (NULL == mca_btl_loom_component.module ||
-        0 != OPAL_THREAD_TRYLOCK(&mca_btl_loom_component.lock)) {
+        0 != MCA_BTL_LOOM_TRYLOCK()) {
         return 0;
     }
     module = mca_btl_loom_component.module; /* not finalized meanwhile */
     if (NULL != module) {
         count = loom_engine_progress(module->engine);
+        block = mca_btl_loom_block_armed(module->engine, count);
     }
     MCA_BTL_LOOM_UNLOCK();
+    if (block) {
+        mca_btl_loom_block(module->engine); /* outside the lock: others go on */
+    }
     return count;
 }

@@ -175,13 +175,13 @@ static struct mca_btl_base_endpoint_t *mca_btl_loom_endpoint_create(
     endpoint->module        = module;
     endpoint->addr_blob     = blob;
     endpoint->addr_blob_len = size;
-    OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
+    MCA_BTL_LOOM_MUTEX_LOCK(&mca_btl_loom_component.endpoints_lock);
     endpoint->next = module->endpoints;
     if (NULL != module->endpoints) {
         module->endpoints->prev = endpoint;
     }
     module->endpoints = endpoint;
-    OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
+    MCA_BTL_LOOM_MUTEX_UNLOCK(&mca_btl_loom_component.endpoints_lock);
     return endpoint;
 }
 
@@ -216,7 +216,7 @@ loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint
 static void mca_btl_loom_endpoint_destroy(mca_btl_loom_module_t *module,
                                           struct mca_btl_base_endpoint_t *endpoint)
 {
-    OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
+    MCA_BTL_LOOM_MUTEX_LOCK(&mca_btl_loom_component.endpoints_lock);
     if (NULL != endpoint->prev) {
         endpoint->prev->next = endpoint->next;
     } else {
@@ -225,7 +225,7 @@ static void mca_btl_loom_endpoint_destroy(mca_btl_loom_module_t *module,
     if (NULL != endpoint->next) {
         endpoint->next->prev = endpoint->prev;
     }
-    OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
+    MCA_BTL_LOOM_MUTEX_UNLOCK(&mca_btl_loom_component.endpoints_lock);
     if (NULL != endpoint->peer) {
         loom_peer_disconnect(endpoint->peer);
     }
@@ -244,7 +244,7 @@ int mca_btl_loom_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                            opal_bitmap_t *reachable)
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
-    bool locked = (0 == OPAL_THREAD_TRYLOCK(&mca_btl_loom_component.lock));
+    bool locked = (0 == MCA_BTL_LOOM_TRYLOCK());
     size_t i;
 
     for (i = 0; i < nprocs; ++i) {
@@ -288,12 +288,12 @@ int mca_btl_loom_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 
         /* bml may hand the same endpoint twice (send and RDMA lists): only
          * destroy what is still ours, without touching the pointer before. */
-        OPAL_THREAD_LOCK(&mca_btl_loom_component.endpoints_lock);
+        MCA_BTL_LOOM_MUTEX_LOCK(&mca_btl_loom_component.endpoints_lock);
         endpoint = module->endpoints;
         while (NULL != endpoint && endpoint != peers[i]) {
             endpoint = endpoint->next;
         }
-        OPAL_THREAD_UNLOCK(&mca_btl_loom_component.endpoints_lock);
+        MCA_BTL_LOOM_MUTEX_UNLOCK(&mca_btl_loom_component.endpoints_lock);
         if (NULL != endpoint) {
             mca_btl_loom_endpoint_destroy(module, endpoint);
         }
@@ -331,6 +331,7 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
 
+    mca_btl_loom_thread_stop_join();
     MCA_BTL_LOOM_LOCK(); /* pvar reads hold it too */
     mca_btl_loom_pvars_release();
     mca_btl_loom_eager_pvars_release();

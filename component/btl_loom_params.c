@@ -108,6 +108,20 @@ int mca_btl_loom_params_register(void)
                          "starves the very transfers it waits for (0: never yield; else "
                          "1-1000000)", OPAL_INFO_LVL_5, &c->yield_after);
 
+    c->progress_thread = false;
+    mca_btl_loom_param_register("progress_thread",
+        "Run a thread that sleeps on the rails' event descriptors and moves what loom does by "
+        "itself (RDMA it serves or places, atomics it runs, acknowledgements, the rail watch) "
+        "while the application computes, so that a large send overlaps computation on tcp "
+        "rails; messages and completions still reach Open MPI on the application's threads",
+        MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->progress_thread);
+    c->block_when_idle = -1;
+    mca_btl_loom_reg_int("block_when_idle", "A rank whose progress found nothing to do for "
+                         "btl_loom_yield_after us sleeps on the rails' event descriptors (up "
+                         "to 1 ms at a time) instead of polling: -1 when Open MPI runs the "
+                         "node oversubscribed (mpi_yield_when_idle), 0 never, 1 always",
+                         OPAL_INFO_LVL_4, &c->block_when_idle);
+
     c->stripe_threshold = 262144;
     mca_btl_loom_reg_int("stripe_threshold", "Puts and gets of at least this many bytes are "
                          "cut into chunks striped over every rail to the peer (0: never "
@@ -203,6 +217,7 @@ int mca_btl_loom_params_register(void)
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_keepalive", c->tcp_keepalive, 4,
                                                   3600)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("yield_after", c->yield_after, 0, 1000000) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("block_when_idle", c->block_when_idle, -1, 1) ||
         (0 != c->stripe_threshold &&
          OPAL_SUCCESS != mca_btl_loom_check_range("stripe_threshold", c->stripe_threshold,
                                                   4096, 1 << 30)) ||

@@ -89,7 +89,7 @@ static bool loom_eager_idle(const loom_peer_t *peer)
     const loom_eager_peer_t *e = &peer->eager;
 
     return 0 == e->tx.phase && !e->tx.pending && NULL == e->tx.box && 0 == e->tx.busy &&
-           0 == e->rx.phase && 0 == peer->msg.held_count && 0 == e->rx.req_len &&
+           0 == e->rx.phase && 0 == peer->msg.held_count && 0 == peer->msg.waiting_count && 0 == e->rx.req_len &&
            0 == e->rx.credits_owed && NULL == e->rx.ack_box;
 }
 
@@ -103,6 +103,7 @@ void loom_eager_peer_fini(loom_peer_t *peer)
     loom_eager_rx_drop(peer);
     --engine->eager.stats.rings[0];
     loom_msg_held_drop(peer);
+    loom_msg_waiting_drop(peer);
     if (NULL != peer->eager.tx.box) {
         loom_eager_box_put(engine, peer->eager.tx.box);
         peer->eager.tx.box = NULL;

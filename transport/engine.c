@@ -69,7 +69,8 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     if (NULL == engine) {
         return LOOM_ERR_NOMEM;
     }
-    engine->config = *config;
+    engine->config  = *config;
+    engine->wake_fd = -1;
     if (strlen(config->rails) >= sizeof(engine->rails_spec)) {
         loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails: %zu characters, at most %zu",
                  strlen(config->rails), sizeof(engine->rails_spec) - 1);
@@ -164,6 +165,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
         goto err;
     }
     loom_tcp_liveness_init(engine);
+    loom_engine_wake_init(engine);
     loom_engine_pollers(engine);
     engine->chans[engine->chan_count++] = &loom_chan_ring;
     engine->chans[engine->chan_count++] = &loom_chan_am;
@@ -195,6 +197,7 @@ void loom_engine_destroy(loom_engine_t *engine)
     for (pos = 0; NULL != (region = loom_hash_next(&engine->regions, &pos)); pos = 0) {
         loom_mem_deregister(region);
     }
+    loom_engine_wake_fini(engine);
     for (i = engine->rail_count - 1; i >= 0; --i) {
         loom_rail_close(&engine->rails[i]);
     }

@@ -73,7 +73,8 @@ typedef struct loom_msg_entry {
 /* A message that came by AM before messages it must follow: by ring, or
  * by AM on a rail that failed and is sent again (msg_deliver.c). */
 typedef struct loom_msg_held {
-    ucs_list_link_t link;  /* in loom_msg_state_t.held, by sequence number */
+    ucs_list_link_t link;  /* in loom_msg_state_t.held, by sequence number,
+                              or in .waiting */
     uint32_t seq;
     uint8_t  tag;
     int      rail;         /* it came on */
@@ -114,6 +115,9 @@ typedef struct loom_msg_state {
     unsigned          new_count;
     ucs_list_link_t   held;        /* came ahead of order, kept (loom_msg_held_t) */
     unsigned          held_count;
+    ucs_list_link_t   waiting;     /* delivered in quiet progress, for the upper
+                                      layer's thread (loom_msg_held_t, in order) */
+    unsigned          waiting_count;
 } loom_msg_state_t;
 
 /* What a rail has to send from progress to come back (rejoin.c). */
@@ -279,6 +283,8 @@ struct loom_engine {
     void                *addr_blob;
     size_t               addr_blob_len;
     bool                 in_progress;
+    bool                 quiet;        /* progress without the upper layer's callbacks */
+    int                  wake_fd;      /* epoll over the rails' event descriptors, or -1 */
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
     uint64_t             last_busy;    /* when progress last found something to do */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
@@ -508,6 +514,7 @@ void loom_msg_strangers_free(loom_engine_t *engine);
 void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
                    const void *payload, size_t length);
 int  loom_msg_deliver_ready(loom_peer_t *peer);
+void loom_msg_waiting_drop(loom_peer_t *peer);
 void loom_msg_held_drop(loom_peer_t *peer);
 void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
 int  loom_msg_strangers_progress(loom_engine_t *engine);
@@ -574,6 +581,8 @@ int  loom_rail_watch(loom_engine_t *engine);
 
 /* rejoin.c */
 int  loom_rejoin_progress(loom_engine_t *engine);
+void loom_engine_wake_init(loom_engine_t *engine);
+void loom_engine_wake_fini(loom_engine_t *engine);
 void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
 void loom_rejoin_tell_down(loom_peer_t *peer, int index);
 ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags);

@@ -24,6 +24,57 @@ static void loom_msg_up(loom_engine_t *engine, int rail, uint64_t sender, uint8_
     engine->config.recv_cb(engine->config.cb_ctx, tag, data, length);
 }
 
+/* In quiet progress (a helper thread's) nothing goes up: an upper-layer
+ * message is delivered into a copy that waits, in order, for the upper
+ * layer's own thread (loom_msg_waiting_up).  Delivered, it is acknowledged
+ * and no longer held against the sender's order: the sender may be any
+ * number of messages ahead when the application computes long. */
+static void loom_msg_wait_for_upper(loom_peer_t *peer, int rail, uint8_t tag,
+                                    const void *data, size_t length)
+{
+    loom_msg_held_t *copy = malloc(sizeof(*copy) + length);
+
+    if (NULL == copy) {
+        loom_log(peer->engine, LOOM_LOG_ERROR, "out of memory keeping a message of %zu "
+                 "bytes of peer %#llx for the upper layer; dropped", length,
+                 (unsigned long long)peer->name);
+        return;
+    }
+    copy->seq    = 0;
+    copy->tag    = tag;
+    copy->rail   = rail;
+    copy->length = length;
+    memcpy(copy->data, data, length);
+    ucs_list_add_tail(&peer->msg.waiting, &copy->link);
+    ++peer->msg.waiting_count;
+    loom_eager_activate(peer); /* so that the next full progress hands it up */
+}
+
+/* What quiet progress delivered goes up first, in order; how many went. */
+static int loom_msg_waiting_up(loom_peer_t *peer)
+{
+    loom_msg_held_t *copy;
+    int count = 0;
+
+    while (!ucs_list_is_empty(&peer->msg.waiting)) {
+        copy = ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link);
+        --peer->msg.waiting_count;
+        loom_msg_up(peer->engine, copy->rail, peer->name, copy->tag, copy->data,
+                    copy->length);
+        free(copy);
+        ++count;
+    }
+    return count;
+}
+
+void loom_msg_waiting_drop(loom_peer_t *peer)
+{
+    while (!ucs_list_is_empty(&peer->msg.waiting)) {
+        free(ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link));
+    }
+    peer->msg.waiting_count = 0;
+}
+
 /* A dropped message counts as delivered too: the sender's next ones go on. */
 static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
                              size_t length, bool ack_now)
@@ -31,7 +82,10 @@ static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const voi
     loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
     if (LOOM_WIRE_TAG_ENGINE == tag) {
         peer->engine->engine_recv(peer, rail, data, length); /* loom's own */
+    } else if (peer->engine->quiet) {
+        loom_msg_wait_for_upper(peer, rail, tag, data, length);
     } else {
+        loom_msg_waiting_up(peer); /* they came before this one */
         loom_msg_up(peer->engine, rail, peer->name, tag, data, length);
     }
 }
@@ -58,6 +112,9 @@ int loom_msg_deliver_ready(loom_peer_t *peer)
     loom_chan_in_t in;
     int count = 0, order = 1, i;
 
+    if (!engine->quiet && 0 != peer->msg.waiting_count) {
+        count += loom_msg_waiting_up(peer);
+    }
     for (;;) {
         held = loom_msg_held_first(peer);
         if (NULL != held && (order = loom_msg_order(peer, held->seq)) <= 0) {
@@ -255,7 +312,8 @@ int loom_msg_strangers_progress(loom_engine_t *engine)
     const loom_wire_send_t *hdr;
     int count = 0;
 
-    if (ucs_list_is_empty(&engine->strangers)) {
+    /* connecting asks the upper layer who the sender is: its thread's work */
+    if (ucs_list_is_empty(&engine->strangers) || engine->quiet) {
         return 0;
     }
     engine->strangers_running = true;

@@ -172,6 +172,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     ucs_list_head_init(&peer->queue);
     ucs_list_head_init(&peer->msg.log);
     ucs_list_head_init(&peer->msg.held);
+    ucs_list_head_init(&peer->msg.waiting);
     ucs_list_head_init(&peer->msg.new_msgs);
     ucs_list_head_init(&peer->stripes_waiting);
     peer->engine   = engine;

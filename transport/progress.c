@@ -145,7 +145,7 @@ static void loom_engine_idle(loom_engine_t *engine, int count)
     }
 }
 
-int loom_engine_progress(loom_engine_t *engine)
+static int loom_engine_progress_run(loom_engine_t *engine, bool quiet)
 {
     int count, i;
 
@@ -154,16 +154,30 @@ int loom_engine_progress(loom_engine_t *engine)
         return 0;
     }
     engine->in_progress = true;
+    engine->quiet       = quiet;
     count = (int)uct_worker_progress(engine->worker);
     for (i = 0; i < engine->poller_count; ++i) {
         count += engine->pollers[i](engine);
     }
-    if (!ucs_list_is_empty(&engine->done)) {
+    if (!quiet && !ucs_list_is_empty(&engine->done)) {
         count += loom_engine_run_callbacks(engine);
     }
-    loom_engine_idle(engine, count);
+    if (!quiet) {
+        loom_engine_idle(engine, count);
+    }
+    engine->quiet       = false;
     engine->in_progress = false;
     return count;
+}
+
+int loom_engine_progress(loom_engine_t *engine)
+{
+    return loom_engine_progress_run(engine, false);
+}
+
+int loom_engine_progress_quiet(loom_engine_t *engine)
+{
+    return loom_engine_progress_run(engine, true);
 }
 
 /* A layer's work to do from progress, run in the order registered. */

@@ -14,6 +14,9 @@
  * reports it as an endpoint error.  Other sockets on that address (Open
  * MPI's own, on a shared device) get the same settings.
  *
+ * The same sweep lets input on these sockets wake loom's progress thread
+ * (loom_tcp_wake_on).
+ *
  * Not TCP_USER_TIMEOUT: it also ends a connection whose receiver's window
  * stayed closed that long, which is exactly what a computing peer does.
  * Data unacknowledged on a dead path is given up by the kernel's
@@ -30,10 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 
-/* How often sockets made since are looked for. */
-#define LOOM_TCP_SWEEP_NS 2000000000ull
+/* How often sockets made since are looked for; more often by a progress
+ * thread, which sleeps on them. */
+#define LOOM_TCP_SWEEP_NS       2000000000ull
+#define LOOM_TCP_SWEEP_QUIET_NS 100000000ull
 
 /* The IPv4 address of a device, for a tcp rail. */
 static bool loom_tcp_device_addr(const char *dev_name, struct in_addr *addr)
@@ -61,9 +67,6 @@ void loom_tcp_liveness_init(loom_engine_t *engine)
     int i;
 
     live->count = 0;
-    if (0 == engine->config.tcp_keepalive_s) {
-        return;
-    }
     for (i = 0; i < engine->rail_count; ++i) {
         if (0 == strcmp(engine->rails[i].info.tl_name, "tcp") &&
             loom_tcp_device_addr(engine->rails[i].info.dev_name,
@@ -107,6 +110,20 @@ static void loom_tcp_set_liveness(int fd, unsigned limit_s)
     (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
 }
 
+/* Input on the socket wakes a thread sleeping in loom_engine_sleep.  Not
+ * UCT's event descriptor for tcp: it also reports sockets ready to write,
+ * so a sleeper on it would never sleep.  Once per socket: epoll refuses a
+ * second time, and forgets a socket when it is closed. */
+static void loom_tcp_wake_on(loom_engine_t *engine, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN};
+
+    if (engine->wake_fd >= 0) {
+        ev.data.fd = fd;
+        (void)epoll_ctl(engine->wake_fd, EPOLL_CTL_ADD, fd, &ev);
+    }
+}
+
 int loom_tcp_liveness_sweep(loom_engine_t *engine)
 {
     loom_tcp_liveness_t *live = &engine->tcp_live;
@@ -116,11 +133,13 @@ int loom_tcp_liveness_sweep(loom_engine_t *engine)
     DIR *dir;
     int fd;
 
-    if (0 == live->count || 0 != (++live->tick & 1023)) {
+    if (0 == live->count || (0 == engine->config.tcp_keepalive_s && engine->wake_fd < 0) ||
+        (!engine->quiet && 0 != (++live->tick & 1023))) {
         return 0; /* no clock read on every call of the latency path */
     }
     now = loom_now_ns();
-    if (now < live->next_sweep) {
+    if (now < live->next_sweep &&
+        !(engine->quiet && now - (live->next_sweep - LOOM_TCP_SWEEP_NS) >= LOOM_TCP_SWEEP_QUIET_NS)) {
         return 0;
     }
     live->next_sweep = now + LOOM_TCP_SWEEP_NS;
@@ -132,7 +151,10 @@ int loom_tcp_liveness_sweep(loom_engine_t *engine)
         fd = atoi(entry->d_name);
         if (fd > 2 && fd != dirfd(dir) && 0 == fstat(fd, &st) && S_ISSOCK(st.st_mode) &&
             loom_tcp_rail_socket(live, fd)) {
-            loom_tcp_set_liveness(fd, engine->config.tcp_keepalive_s);
+            if (0 != engine->config.tcp_keepalive_s) {
+                loom_tcp_set_liveness(fd, engine->config.tcp_keepalive_s);
+            }
+            loom_tcp_wake_on(engine, fd);
         }
     }
     closedir(dir);

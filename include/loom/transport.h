@@ -233,6 +233,22 @@ int  loom_engine_create(const loom_engine_config_t *config,
 void loom_engine_destroy(loom_engine_t *engine);
 /* Progress every rail, retry queued work and run completions. */
 int  loom_engine_progress(loom_engine_t *engine);
+/*
+ * Progress for a helper thread while the upper layer's threads are away:
+ * everything loom does by itself moves (rails, RDMA it serves or places,
+ * atomics it runs, acknowledgements, the rail watch), but nothing goes up:
+ * messages and completions wait for the next loom_engine_progress.  Under
+ * the same lock as every other entry point.
+ */
+int  loom_engine_progress_quiet(loom_engine_t *engine);
+/* Arms the rails' event descriptors for loom_engine_sleep: LOOM_OK;
+ * LOOM_INPROGRESS when armed but operations wait for a busy rail (sleep
+ * briefly); LOOM_ERR_AGAIN when work is there already (progress first);
+ * LOOM_ERR_NOT_FOUND when a rail cannot wake a sleeper. */
+int  loom_engine_arm(loom_engine_t *engine);
+/* Sleeps until an armed rail has work or timeout_ms passed; outside the
+ * lock.  Without descriptors it only sleeps. */
+void loom_engine_sleep(const loom_engine_t *engine, int timeout_ms);
 int  loom_engine_rail_count(const loom_engine_t *engine);
 const loom_rail_info_t  *loom_engine_rail_info(const loom_engine_t *engine, int rail);
 loom_rail_stats_t       *loom_engine_rail_stats(loom_engine_t *engine, int rail);
