@@ -75,6 +75,7 @@ int loom_engine_arm(loom_engine_t *engine)
     if (engine->wake_fd < 0) {
         return LOOM_ERR_NOT_FOUND; /* no descriptor to sleep on */
     }
+    engine->sleepers = true; /* new tcp sockets are looked for more often */
     for (i = 0; i < engine->rail_count && LOOM_OK == rc; ++i) {
         rc = loom_wake_arm(engine->rails[i].iface);
         if (LOOM_OK == rc && NULL != engine->rails[i].wireup_iface) {

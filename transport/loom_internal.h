@@ -285,6 +285,7 @@ struct loom_engine {
     bool                 in_progress;
     bool                 quiet;        /* progress without the upper layer's callbacks */
     int                  wake_fd;      /* epoll over the rails' event descriptors, or -1 */
+    bool                 sleepers;     /* someone sleeps on it (loom_engine_arm was called) */
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
     uint64_t             last_busy;    /* when progress last found something to do */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */

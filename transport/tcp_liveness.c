@@ -36,10 +36,10 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 
-/* How often sockets made since are looked for; more often by a progress
- * thread, which sleeps on them. */
+/* How often sockets made since are looked for; more often when a thread
+ * sleeps on them (loom_engine_arm). */
 #define LOOM_TCP_SWEEP_NS       2000000000ull
-#define LOOM_TCP_SWEEP_QUIET_NS 100000000ull
+#define LOOM_TCP_SWEEP_WAKE_NS  100000000ull
 
 /* The IPv4 address of a device, for a tcp rail. */
 static bool loom_tcp_device_addr(const char *dev_name, struct in_addr *addr)
@@ -133,16 +133,15 @@ int loom_tcp_liveness_sweep(loom_engine_t *engine)
     DIR *dir;
     int fd;
 
-    if (0 == live->count || (0 == engine->config.tcp_keepalive_s && engine->wake_fd < 0) ||
-        (!engine->quiet && 0 != (++live->tick & 1023))) {
+    if (0 == live->count || (0 == engine->config.tcp_keepalive_s && !engine->sleepers) ||
+        (!engine->sleepers && 0 != (++live->tick & 1023))) {
         return 0; /* no clock read on every call of the latency path */
     }
     now = loom_now_ns();
-    if (now < live->next_sweep &&
-        !(engine->quiet && now - (live->next_sweep - LOOM_TCP_SWEEP_NS) >= LOOM_TCP_SWEEP_QUIET_NS)) {
+    if (now < live->next_sweep) {
         return 0;
     }
-    live->next_sweep = now + LOOM_TCP_SWEEP_NS;
+    live->next_sweep = now + (engine->sleepers ? LOOM_TCP_SWEEP_WAKE_NS : LOOM_TCP_SWEEP_NS);
     dir = opendir("/proc/self/fd");
     if (NULL == dir) {
         return 0;
