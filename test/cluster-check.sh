@@ -40,6 +40,11 @@ done
 for t in test_sizes test_many_outstanding test_any_source test_threads; do
     run $t --mca btl_loom_am_policy round_robin
 done
+# loom's progress thread on two rails: striped transfers, messages spread
+# over both rails, with the thread's quiet progress in between
+for t in test_stripe test_many_outstanding; do
+    run $t --mca btl_loom_progress_thread 1 --mca btl_loom_am_policy round_robin
+done
 # osc rdma over loom's RDMA and atomics, 2 ranks per node: each process
 # reaches itself through loom too (osc rdma's own lock words), and keys keep
 # its state 8-byte aligned.  Not dynamic windows: Open MPI 4.1.4's osc rdma
