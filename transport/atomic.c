@@ -138,13 +138,7 @@ int loom_atomic(loom_peer_t *peer, loom_op_t *op, int atomic_op, unsigned size,
     op->msg_iov.iov_len  = op->msg_len;
     ++peer->atomics;
     /* behind the messages queued to the peer: it is one of them */
-    rc = loom_op_queue_empty(peer, op) ? loom_atomic_advance(op) : LOOM_ERR_AGAIN;
-    if (LOOM_ERR_AGAIN == rc) {
-        loom_op_queue(peer, op);
-    } else if (rc < 0) {
-        loom_op_finish(op, rc);
-    }
-    return LOOM_INPROGRESS;
+    return loom_op_submit(peer, op, loom_atomic_advance, loom_op_finish);
 }
 
 /* Send the request now: LOOM_OK (it waits for the reply), LOOM_ERR_AGAIN, or

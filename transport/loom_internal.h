@@ -362,6 +362,8 @@ static inline bool loom_op_owed(const loom_op_t *op)
     return LOOM_OP_CTRL != op->kind && LOOM_OP_SERVE != op->kind;
 }
 void loom_op_finish(loom_op_t *op, int status);
+int  loom_op_submit(loom_peer_t *peer, loom_op_t *op, int (*advance)(loom_op_t *),
+                    void (*fail)(loom_op_t *, int));
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
 void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
 void loom_peer_mark_busy(loom_peer_t *peer);

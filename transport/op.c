@@ -100,6 +100,22 @@ bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op)
     return ucs_list_is_empty(loom_op_queue_of((loom_peer_t *)peer, op));
 }
 
+/* Issue op now (advance) if nothing is queued before it to the peer, else
+ * queue it; an error goes to fail, so that the caller sees every started op
+ * complete exactly once.  Returns LOOM_INPROGRESS. */
+int loom_op_submit(loom_peer_t *peer, loom_op_t *op, int (*advance)(loom_op_t *),
+                   void (*fail)(loom_op_t *, int))
+{
+    int rc = loom_op_queue_empty(peer, op) ? advance(op) : LOOM_ERR_AGAIN;
+
+    if (LOOM_ERR_AGAIN == rc) {
+        loom_op_queue(peer, op);
+    } else if (rc < 0) {
+        fail(op, rc);
+    }
+    return LOOM_INPROGRESS;
+}
+
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op)
 {
     loom_opq_push(loom_op_queue_of(peer, op), op);

@@ -13,19 +13,6 @@
 
 static void loom_rdma_comp(uct_completion_t *self);
 
-/* Issue now if nothing is queued to the peer, else queue; errors go to the
- * callback so that the caller sees every started op complete exactly once. */
-static int loom_op_submit(loom_peer_t *peer, loom_op_t *op)
-{
-    int rc = loom_op_queue_empty(peer, op) ? loom_rdma_advance(op) : LOOM_ERR_AGAIN;
-
-    if (LOOM_ERR_AGAIN == rc) {
-        loom_op_queue(peer, op);
-    } else if (rc < 0) {
-        loom_rdma_complete(op, rc);
-    }
-    return LOOM_INPROGRESS;
-}
 
 static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, int rail, void *local,
                              loom_region_t *local_region, uint64_t remote_addr, size_t length)
@@ -94,7 +81,7 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
     loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
     op->rail    = rail;
     op->msg_len = sizeof(*req) + key_size;
-    return loom_op_submit(peer, op);
+    return loom_op_submit(peer, op, loom_rdma_advance, loom_rdma_complete);
 }
 
 int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
@@ -124,7 +111,7 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
     fields = loom_key_fields(key);
     op->remote_region = loom_from_le64(fields.region_id);
     op->remote_epoch  = fields.epoch;
-    return loom_op_submit(peer, op);
+    return loom_op_submit(peer, op, loom_rdma_advance, loom_rdma_complete);
 }
 
 /* ---- stages ---------------------------------------------------------------- */

@@ -125,9 +125,8 @@ static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk, size_t left)
 
 static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
 
-static void loom_stripe_free(loom_engine_t *engine, loom_stripe_t *stripe)
+static void loom_stripe_free(loom_stripe_t *stripe)
 {
-    (void)engine;
     ucs_list_del(&stripe->live_link);
     free(stripe);
 }
@@ -136,7 +135,7 @@ static void loom_stripe_free(loom_engine_t *engine, loom_stripe_t *stripe)
 void loom_stripe_free_all(loom_engine_t *engine)
 {
     while (!ucs_list_is_empty(&engine->stripes)) {
-        loom_stripe_free(engine, ucs_list_head(&engine->stripes, loom_stripe_t, live_link));
+        loom_stripe_free(ucs_list_head(&engine->stripes, loom_stripe_t, live_link));
     }
 }
 
@@ -295,7 +294,7 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
             loom_op_free_owned(peer->engine, chunk);
         }
         loom_op_finish(stripe->parent, stripe->status);
-        loom_stripe_free(peer->engine, stripe);
+        loom_stripe_free(stripe);
     }
 }
 
