@@ -13,11 +13,14 @@
 
 /* A multiple of 8 bytes: upper layers lay keys out in arrays next to 8-byte
  * words they run atomics on (osc rdma's state follows its region keys). */
+static size_t loom_key_bytes(size_t rail_count, size_t rkey_stride)
+{
+    return (sizeof(loom_wire_key_t) + rail_count * rkey_stride + 7) & ~(size_t)7;
+}
+
 size_t loom_key_size(const loom_engine_t *engine)
 {
-    size_t bytes = sizeof(loom_wire_key_t) + (size_t)engine->rail_count * engine->rkey_stride;
-
-    return (bytes + 7) & ~(size_t)7;
+    return loom_key_bytes((size_t)engine->rail_count, engine->rkey_stride);
 }
 
 uint64_t loom_region_id(const loom_region_t *region)
@@ -175,8 +178,11 @@ int loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
     key    = loom_key_fields(buf);
     rails  = loom_from_le16(key.rail_count);
     stride = loom_from_le16(key.rkey_stride);
-    if (0 == loom_from_le64(key.region_id) || rails > LOOM_MAX_RAILS ||
-        stride < LOOM_WIRE_KEY_SLOT_HDR || size < sizeof(key) + rails * stride) {
+    /* every process of a job has the same rails (the BTL's handles have one
+     * size), so a key of another count is not one of ours: with keys padded
+     * to 8 bytes, its length alone would not show it */
+    if (0 == loom_from_le64(key.region_id) || rails != (size_t)engine->rail_count ||
+        stride < LOOM_WIRE_KEY_SLOT_HDR || size < loom_key_bytes(rails, stride)) {
         return LOOM_ERR_INVALID;
     }
     for (i = 0; i < rails; ++i) {
@@ -186,7 +192,6 @@ int loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
             return LOOM_ERR_INVALID;
         }
     }
-    (void)engine;
     *key_p = buf;
     return LOOM_OK;
 }
