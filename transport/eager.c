@@ -89,8 +89,8 @@ static bool loom_eager_idle(const loom_peer_t *peer)
     const loom_eager_peer_t *e = &peer->eager;
 
     return 0 == e->tx.phase && !e->tx.pending && NULL == e->tx.box && 0 == e->tx.busy &&
-           0 == e->rx.phase && 0 == peer->msg.held_count && 0 == peer->msg.waiting_count && 0 == e->rx.req_len &&
-           0 == e->rx.credits_owed && NULL == e->rx.ack_box;
+           0 == e->rx.phase && 0 == peer->msg.held_count && 0 == peer->msg.waiting_count &&
+           0 == e->rx.req_len && 0 == e->rx.credits_owed && NULL == e->rx.ack_box;
 }
 
 /* After its endpoints are gone: nothing can land in its memory any more. */
