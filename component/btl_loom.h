@@ -63,6 +63,9 @@ typedef struct mca_btl_loom_component_t {
     size_t eager_budget;
     int   eager_ack_timeout;  /* ms */
     bool  eager_cycle;
+    int   rcache_size;        /* btl_loom_rcache_*: see btl_loom_rcache.c; MiB */
+    int   rcache_regions;
+    int   rcache_idle;        /* ms */
 
     int   output;             /* opal_output stream */
     struct mca_btl_loom_module_t *module;
@@ -168,6 +171,23 @@ void mca_btl_loom_param_register(const char *name, const char *desc, mca_base_va
                                  int level, void *storage);
 int  mca_btl_loom_pvars_register(loom_engine_t *engine);
 int  mca_btl_loom_check_range(const char *name, int value, int min, int max);
+/* A pvar reading one unsigned long at offset in a stats struct the engine
+ * returns; engine is set to NULL when loom finalizes. */
+typedef const void *(*mca_btl_loom_stats_fn_t)(const loom_engine_t *engine);
+typedef struct mca_btl_loom_stat_ctx {
+    loom_engine_t          *engine;
+    mca_btl_loom_stats_fn_t stats;
+    size_t                  offset;
+} mca_btl_loom_stat_ctx_t;
+void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *engine,
+                                mca_btl_loom_stats_fn_t stats, size_t offset, const char *name,
+                                const char *description, int var_class);
+
+int  mca_btl_loom_rcache_params_register(void);
+int  mca_btl_loom_rcache_config(loom_engine_config_t *config);
+int  mca_btl_loom_rcache_pvars_register(loom_engine_t *engine);
+void mca_btl_loom_rcache_pvars_release(void);
+
 int  mca_btl_loom_eager_params_register(void);
 int  mca_btl_loom_eager_config(loom_engine_config_t *config);
 int  mca_btl_loom_eager_pvars_register(loom_engine_t *engine);

@@ -179,39 +179,12 @@ static const mca_btl_loom_eager_pvar_t mca_btl_loom_eager_pvars[] = {
 #define MCA_BTL_LOOM_EAGER_NPVARS \
     (sizeof(mca_btl_loom_eager_pvars) / sizeof(mca_btl_loom_eager_pvars[0]))
 
-typedef struct mca_btl_loom_eager_ctx {
-    loom_engine_t *engine;
-    size_t         offset;
-} mca_btl_loom_eager_ctx_t;
-
-static mca_btl_loom_eager_ctx_t
+static mca_btl_loom_stat_ctx_t
     mca_btl_loom_eager_ctxs[MCA_BTL_LOOM_EAGER_NPVARS + LOOM_EAGER_MAX_PHASES + 1];
 
-static int mca_btl_loom_eager_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+static const void *mca_btl_loom_eager_stats(const loom_engine_t *engine)
 {
-    const mca_btl_loom_eager_ctx_t *ctx = pvar->ctx;
-
-    (void)obj;
-    MCA_BTL_LOOM_LOCK(); /* another thread may finalize loom */
-    *(unsigned long *)value = (NULL == ctx->engine) ? 0 :
-        *(const unsigned long *)((const char *)loom_engine_eager_stats(ctx->engine) + ctx->offset);
-    MCA_BTL_LOOM_UNLOCK();
-    return OPAL_SUCCESS;
-}
-
-static void mca_btl_loom_eager_pvar_add(mca_btl_loom_eager_ctx_t *ctx, loom_engine_t *engine,
-                                        const char *name, const char *description,
-                                        size_t offset, int var_class)
-{
-    ctx->engine = engine;
-    ctx->offset = offset;
-    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
-                                           description, OPAL_INFO_LVL_4, var_class,
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                                           MCA_BASE_VAR_BIND_NO_OBJECT,
-                                           MCA_BASE_PVAR_FLAG_READONLY |
-                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           mca_btl_loom_eager_read, NULL, NULL, ctx);
+    return loom_engine_eager_stats(engine);
 }
 
 int mca_btl_loom_eager_pvars_register(loom_engine_t *engine)
@@ -222,17 +195,18 @@ int mca_btl_loom_eager_pvars_register(loom_engine_t *engine)
 
     for (i = 0; i < MCA_BTL_LOOM_EAGER_NPVARS; ++i) {
         d = &mca_btl_loom_eager_pvars[i];
-        mca_btl_loom_eager_pvar_add(&mca_btl_loom_eager_ctxs[i], engine, d->name,
-                                    d->description, d->offset, d->var_class);
+        mca_btl_loom_stat_pvar_add(&mca_btl_loom_eager_ctxs[i], engine,
+                                   mca_btl_loom_eager_stats, d->offset, d->name,
+                                   d->description, d->var_class);
     }
     for (i = 0; i <= LOOM_EAGER_MAX_PHASES; ++i) {
         snprintf(name, sizeof(name), "eager_rings_phase%zu", i);
         snprintf(description, sizeof(description), i ? "Peers whose ring here is in phase %zu"
                  : "Connected peers with no ring here (phase %zu)", i);
-        mca_btl_loom_eager_pvar_add(&mca_btl_loom_eager_ctxs[MCA_BTL_LOOM_EAGER_NPVARS + i],
-                                    engine, name, description,
-                                    MCA_BTL_LOOM_EAGER_STAT(rings) + i * sizeof(unsigned long),
-                                    MCA_BASE_PVAR_CLASS_LEVEL);
+        mca_btl_loom_stat_pvar_add(&mca_btl_loom_eager_ctxs[MCA_BTL_LOOM_EAGER_NPVARS + i],
+                                   engine, mca_btl_loom_eager_stats,
+                                   MCA_BTL_LOOM_EAGER_STAT(rings) + i * sizeof(unsigned long),
+                                   name, description, MCA_BASE_PVAR_CLASS_LEVEL);
     }
     return OPAL_SUCCESS;
 }

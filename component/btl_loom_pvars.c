@@ -185,6 +185,34 @@ static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, co
 }
 
 /* Registered at init, once the rails are known. */
+static int mca_btl_loom_stat_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const mca_btl_loom_stat_ctx_t *ctx = pvar->ctx;
+
+    (void)obj;
+    MCA_BTL_LOOM_LOCK(); /* another thread may finalize loom */
+    *(unsigned long *)value = (NULL == ctx->engine) ? 0 :
+        *(const unsigned long *)((const char *)ctx->stats(ctx->engine) + ctx->offset);
+    MCA_BTL_LOOM_UNLOCK();
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *engine,
+                                mca_btl_loom_stats_fn_t stats, size_t offset, const char *name,
+                                const char *description, int var_class)
+{
+    ctx->engine = engine;
+    ctx->stats  = stats;
+    ctx->offset = offset;
+    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
+                                           description, OPAL_INFO_LVL_4, var_class,
+                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                                           MCA_BASE_VAR_BIND_NO_OBJECT,
+                                           MCA_BASE_PVAR_FLAG_READONLY |
+                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                           mca_btl_loom_stat_read, NULL, NULL, ctx);
+}
+
 int mca_btl_loom_pvars_register(loom_engine_t *engine)
 {
     int rail, slot = 0;

@@ -43,7 +43,7 @@ mca_btl_loom_register_mem(struct mca_btl_base_module_t *btl,
         return NULL;
     }
     MCA_BTL_LOOM_LOCK();
-    rc = loom_mem_register_access(module->engine, base, size, mca_btl_loom_access(flags),
+    rc = loom_mem_register_cached(module->engine, base, size, mca_btl_loom_access(flags),
                                   &reg->region);
     if (LOOM_OK == rc) {
         rc = loom_key_pack(reg->region, reg->key, module->key_size);

@@ -53,6 +53,7 @@ static void loom_engine_pollers(loom_engine_t *engine)
     loom_progress_register(engine, loom_msg_watch);
     loom_progress_register(engine, loom_msg_idle_acks);
     loom_progress_register(engine, loom_rejoin_progress);
+    loom_progress_register(engine, loom_rcache_reclaim);
 }
 
 int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engine_p)
@@ -117,6 +118,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
         goto err;
     }
 
+    (void)loom_rcache_init(engine); /* may stay off: registrations go uncached */
     rc = loom_rails_select(engine, config->rails, config->max_rails, choices, &count);
     if (LOOM_OK != rc) {
         goto err;
@@ -197,6 +199,7 @@ void loom_engine_destroy(loom_engine_t *engine)
     for (pos = 0; NULL != (region = loom_hash_next(&engine->regions, &pos)); pos = 0) {
         loom_mem_deregister(region);
     }
+    loom_rcache_fini(engine); /* before the rails: it deregisters on them */
     loom_engine_wake_fini(engine);
     for (i = engine->rail_count - 1; i >= 0; --i) {
         loom_rail_close(&engine->rails[i]);
@@ -243,6 +246,11 @@ const loom_rail_info_t *loom_engine_rail_info(const loom_engine_t *engine, int r
 loom_rail_stats_t *loom_engine_rail_stats(loom_engine_t *engine, int rail)
 {
     return (rail >= 0 && rail < engine->rail_count) ? &engine->rails[rail].stats : NULL;
+}
+
+const loom_rcache_stats_t *loom_engine_rcache_stats(const loom_engine_t *engine)
+{
+    return &engine->rcaches.stats;
 }
 
 uint32_t loom_engine_epoch(const loom_engine_t *engine)

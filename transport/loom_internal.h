@@ -10,8 +10,10 @@
 #include "eager.h"
 
 #include <ucs/async/async_fwd.h>
+#include <ucs/memory/rcache.h>
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
@@ -243,6 +245,37 @@ enum loom_op_stage {
     LOOM_STAGE_DONE,
 };
 
+/* region_cache.c: one ucs_rcache per access set, created on first use */
+typedef struct loom_rcache_ctx {
+    loom_engine_t *engine;
+    unsigned       access;         /* LOOM_ACCESS_* of every entry in it */
+    ucs_rcache_t  *rcache;
+    bool           failed;         /* could not be created: registered uncached */
+} loom_rcache_ctx_t;
+
+/* A cached registration: the rails' handles and packed keys of a range. */
+typedef struct loom_rcache_entry {
+    ucs_rcache_region_t super;     /* first: ucs_rcache allocates and owns it */
+    ucs_list_link_t     link;      /* in loom_rcaches_t.entries */
+    loom_rcache_ctx_t  *ctx;
+    uint64_t            last_used; /* loom_now_ns() when its last user let go */
+    volatile bool       unmapped;  /* its memory was unmapped under it */
+    uct_mem_h           memh[LOOM_MAX_RAILS];
+    uint16_t            rkey_len[LOOM_MAX_RAILS];
+    uint8_t             rkeys[];   /* rail_count * rkey_stride bytes */
+} loom_rcache_entry_t;
+
+typedef struct loom_rcaches {
+    bool                initialized;
+    bool                enabled;        /* memory events from UCM: caching on */
+    loom_rcache_ctx_t   ctx[LOOM_ACCESS_ALL + 1];
+    ucs_list_link_t     entries;   /* every entry of every access set */
+    pthread_spinlock_t  lock;      /* entries: the unmap handler walks them from
+                                      whichever thread unmaps memory */
+    uint64_t            next_reclaim;
+    loom_rcache_stats_t stats;
+} loom_rcaches_t;
+
 struct loom_region {
     loom_engine_t *engine;
     uint64_t       id;
@@ -253,6 +286,8 @@ struct loom_region {
     uint16_t       rkey_len[LOOM_MAX_RAILS];
     uint8_t       *rkeys;          /* rail_count * rkey_stride bytes */
     unsigned       serves;         /* serves reading it that have not ended */
+    loom_rcache_entry_t *cached;   /* its rails' handles and keys, when they
+                                      come from the registration cache */
 };
 
 /* Work a layer does from progress; returns how much it found. */
@@ -306,6 +341,7 @@ struct loom_engine {
     unsigned             closes_pending; /* failed endpoints to close (rejoin.c) */
     uint64_t             next_rejoin;  /* when failed rails are looked at next */
     loom_eager_engine_t  eager;
+    loom_rcaches_t       rcaches;
     loom_tcp_liveness_t  tcp_live;
     const struct loom_am_handler *am_handlers; /* the receiver of each AM id */
     size_t               am_handler_count;
@@ -457,6 +493,19 @@ ucs_status_t loom_checked_write_post(loom_peer_t *peer, int rail, const void *da
                                      uct_mem_h memh, size_t length, uint64_t region_id,
                                      uint32_t region_epoch, uint64_t addr,
                                      uct_completion_t *comp);
+
+/* mem_reg.c */
+int  loom_mem_reg_rails(loom_engine_t *engine, void *addr, size_t length, unsigned access,
+                        bool quiet, uct_mem_h *memh, uint16_t *rkey_len, uint8_t *rkeys);
+void loom_mem_dereg_rails(loom_engine_t *engine, uct_mem_h *memh);
+
+/* region_cache.c */
+int  loom_rcache_init(loom_engine_t *engine);
+loom_rcache_entry_t *loom_rcache_get(loom_engine_t *engine, void *addr, size_t length,
+                                     unsigned access);
+void loom_rcache_put(loom_engine_t *engine, loom_rcache_entry_t *entry);
+int  loom_rcache_reclaim(loom_engine_t *engine);
+void loom_rcache_fini(loom_engine_t *engine);
 
 /* region.c */
 int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,

@@ -28,78 +28,31 @@ uint64_t loom_region_id(const loom_region_t *region)
     return region->id;
 }
 
-/* The NIC access a region needs on a rail: only what was asked for.  A
- * get the rail emulates by push is a remote put into the getter's memory. */
-static unsigned loom_region_uct_access(const loom_rail_t *rail, unsigned access)
-{
-    unsigned flags = UCT_MD_MEM_ACCESS_LOCAL_READ | UCT_MD_MEM_ACCESS_LOCAL_WRITE;
-
-    if (access & LOOM_ACCESS_REMOTE_WRITE) {
-        flags |= UCT_MD_MEM_ACCESS_REMOTE_PUT;
-    }
-    if (access & LOOM_ACCESS_REMOTE_READ) {
-        flags |= UCT_MD_MEM_ACCESS_REMOTE_GET;
-    }
-    if (access & LOOM_ACCESS_REMOTE_ATOMIC) {
-        flags |= UCT_MD_MEM_ACCESS_REMOTE_ATOMIC;
-    }
-    if ((access & LOOM_ACCESS_LOCAL_WRITE) && (!rail->info.has_get || rail->info.get_min > 1)) {
-        flags |= UCT_MD_MEM_ACCESS_REMOTE_PUT;
-    }
-    return flags;
-}
-
 int loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
                       loom_region_t **region_p)
 {
     return loom_mem_register_access(engine, addr, length, LOOM_ACCESS_ALL, region_p);
 }
 
-int loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
-                             unsigned access, loom_region_t **region_p)
+static loom_region_t *loom_region_new(loom_engine_t *engine, void *addr, size_t length,
+                                      unsigned access)
 {
-    loom_region_t *region;
-    ucs_status_t status;
-    int i;
+    loom_region_t *region = calloc(1, sizeof(*region));
 
-    if (NULL == addr && length > 0) {
-        return LOOM_ERR_INVALID;
+    if (NULL != region) {
+        region->engine = engine;
+        region->base   = addr;
+        region->length = length;
+        region->access = access;
     }
-    region = calloc(1, sizeof(*region));
-    if (NULL == region) {
-        return LOOM_ERR_NOMEM;
-    }
-    region->rkeys = calloc(engine->rail_count, engine->rkey_stride);
-    if (NULL == region->rkeys) {
-        free(region);
-        return LOOM_ERR_NOMEM;
-    }
-    region->engine = engine;
-    region->base   = addr;
-    region->length = length;
-    region->access = access;
-    for (i = 0; i < engine->rail_count; ++i) {
-        loom_rail_t *rail = &engine->rails[i];
+    return region;
+}
 
-        region->memh[i] = UCT_MEM_HANDLE_NULL;
-        if (!rail->needs_reg || 0 == length) {
-            continue;
-        }
-        status = uct_md_mem_reg(rail->md, addr, length,
-                                loom_region_uct_access(rail, access), &region->memh[i]);
-        if (UCS_OK == status) {
-            status = uct_md_mkey_pack(rail->md, region->memh[i],
-                                      region->rkeys + (size_t)i * engine->rkey_stride);
-        }
-        if (UCS_OK != status) {
-            loom_log(engine, LOOM_LOG_ERROR, "cannot register %zu bytes at %p on rail "
-                     "%s:%s: %s", length, addr, rail->info.tl_name, rail->info.dev_name,
-                     ucs_status_string(status));
-            loom_region_free(region);
-            return loom_status_to_rc(status);
-        }
-        region->rkey_len[i] = (uint16_t)rail->md_attr.rkey_packed_size;
-    }
+/* Its keys are accepted from now on: LOOM_OK, or the region is freed. */
+static int loom_region_publish(loom_region_t *region, loom_region_t **region_p)
+{
+    loom_engine_t *engine = region->engine;
+
     region->id = engine->next_region_id++;
     if (0 != loom_hash_put(&engine->regions, region->id, region)) {
         region->id = 0;
@@ -108,6 +61,58 @@ int loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
     }
     *region_p = region;
     return LOOM_OK;
+}
+
+int loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
+                             unsigned access, loom_region_t **region_p)
+{
+    loom_region_t *region;
+    int rc;
+
+    if (NULL == addr && length > 0) {
+        return LOOM_ERR_INVALID;
+    }
+    region = loom_region_new(engine, addr, length, access);
+    if (NULL == region) {
+        return LOOM_ERR_NOMEM;
+    }
+    region->rkeys = calloc(engine->rail_count, engine->rkey_stride);
+    if (NULL == region->rkeys) {
+        free(region);
+        return LOOM_ERR_NOMEM;
+    }
+    rc = loom_mem_reg_rails(engine, addr, length, access, false, region->memh,
+                            region->rkey_len, region->rkeys);
+    if (LOOM_OK != rc) {
+        loom_region_free(region);
+        return rc;
+    }
+    return loom_region_publish(region, region_p);
+}
+
+int loom_mem_register_cached(loom_engine_t *engine, void *addr, size_t length,
+                             unsigned access, loom_region_t **region_p)
+{
+    loom_rcache_entry_t *entry;
+    loom_region_t *region;
+
+    if (NULL == addr && length > 0) {
+        return LOOM_ERR_INVALID;
+    }
+    entry = loom_rcache_get(engine, addr, length, access);
+    if (NULL == entry) {
+        return loom_mem_register_access(engine, addr, length, access, region_p);
+    }
+    region = loom_region_new(engine, addr, length, access);
+    if (NULL == region) {
+        loom_rcache_put(engine, entry);
+        return LOOM_ERR_NOMEM;
+    }
+    region->cached = entry;
+    region->rkeys  = entry->rkeys;
+    memcpy(region->memh, entry->memh, sizeof(region->memh));
+    memcpy(region->rkey_len, entry->rkey_len, sizeof(region->rkey_len));
+    return loom_region_publish(region, region_p);
 }
 
 /* Its keys are refused from now on: no new access can find it. */
@@ -119,20 +124,18 @@ void loom_region_unpublish(loom_region_t *region)
     }
 }
 
-/* Unpublished, deregistered from every rail and freed; memory a peer may
- * read by push goes through loom_mem_deregister, which ends its serves. */
+/* Unpublished, deregistered from every rail (or handed back to the cache)
+ * and freed; memory a peer may read by push goes through
+ * loom_mem_deregister, which ends its serves. */
 void loom_region_free(loom_region_t *region)
 {
-    loom_engine_t *engine = region->engine;
-    int i;
-
     loom_region_unpublish(region);
-    for (i = 0; i < engine->rail_count; ++i) {
-        if (UCT_MEM_HANDLE_NULL != region->memh[i]) {
-            uct_md_mem_dereg(engine->rails[i].md, region->memh[i]);
-        }
+    if (NULL != region->cached) {
+        loom_rcache_put(region->engine, region->cached);
+    } else {
+        loom_mem_dereg_rails(region->engine, region->memh);
+        free(region->rkeys);
     }
-    free(region->rkeys);
     free(region);
 }
 

@@ -169,6 +169,10 @@ typedef struct loom_engine_config {
                                        time (the caller serializes them) */
     bool          trust_network; /* rails without memory protection (tcp) take raw
                                     puts, unchecked by the target */
+    /* registration cache (loom_mem_register_cached): 0 bytes = off */
+    size_t        rcache_max_bytes;   /* registered bytes kept at most */
+    unsigned long rcache_max_regions; /* registrations kept at most */
+    unsigned      rcache_idle_ms;     /* drop a registration unused this long, 0 = never */
     unsigned      tag_count;        /* recv_cb gets tags below this only; a message
                                        with another is dropped and counted (bad_tags);
                                        0 = every tag */
@@ -309,6 +313,22 @@ int    loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
 int    loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
                                 unsigned access, loom_region_t **region_p);
 void   loom_mem_deregister(loom_region_t *region);
+/* As loom_mem_register_access, with the rails' registration taken from (or
+ * left in) the registration cache when config.rcache_max_bytes is set: the
+ * region is still the caller's own (own id, refused once deregistered); only
+ * the NIC registration outlives it, until evicted, idle or unmapped. */
+int    loom_mem_register_cached(loom_engine_t *engine, void *addr, size_t length,
+                                unsigned access, loom_region_t **region_p);
+typedef struct loom_rcache_stats {
+    unsigned long hits;          /* registrations served from the cache */
+    unsigned long misses;        /* ranges registered on the rails */
+    unsigned long evictions;     /* dropped for the bounds, idle, or at the end */
+    unsigned long invalidations; /* dropped because their memory was unmapped */
+    unsigned long bypassed;      /* ranges the cache could not take (registered uncached) */
+    unsigned long regions;       /* cached now */
+    unsigned long bytes;         /* bytes cached now */
+} loom_rcache_stats_t;
+const loom_rcache_stats_t *loom_engine_rcache_stats(const loom_engine_t *engine);
 /* Bytes of a packed key of this engine (same on every process of a job with
  * the same rail configuration). */
 size_t loom_key_size(const loom_engine_t *engine);
