@@ -28,7 +28,8 @@ for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_thres
          free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \
          eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
-         eager_idle_shrink eager_budget eager_ack_timeout eager_cycle; do
+         eager_idle_shrink eager_budget eager_ack_timeout eager_cycle \
+         rcache_size rcache_regions rcache_idle; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
 done
@@ -56,6 +57,10 @@ run_bad "btl_loom_am_rail" --mca btl_loom_rails tcp:lo --mca btl_loom_am_rail 9
 run_bad "btl_loom_am_policy" --mca btl_loom_rails tcp:lo --mca btl_loom_am_policy random
 run_bad "btl_loom_msg_window" --mca btl_loom_rails tcp:lo --mca btl_loom_msg_window 2
 run_bad "btl_loom_rail_rejoin" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_rejoin -1
+run_bad "invalid value -1 for MCA parameter btl_loom_rcache_size" --mca btl_loom_rails tcp:lo \
+        --mca btl_loom_rcache_size -1
+run_bad "btl_loom_rcache_regions" --mca btl_loom_rails tcp:lo --mca btl_loom_rcache_regions 0
+run_bad "btl_loom_rcache_idle" --mca btl_loom_rails tcp:lo --mca btl_loom_rcache_idle 5
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
 # sizes that leave no room for the upper layer's headers: every send would fail for ever
 run_bad "invalid value 1 for MCA parameter btl_loom_max_send_size: must be between 512" \

@@ -49,6 +49,8 @@ tests=(
     "OMPI_MCA_btl_loom_atomics=1 LOOM_EXPECT_BTL_ATOMICS=1 test_osc_atomics 2 4 8"
     "OMPI_MCA_osc=pt2pt test_osc_atomics 2 4"
     "test_pvars 2"
+    "test_rcache 2 3"
+    "OMPI_MCA_btl_loom_rcache_size=0 test_rcache 2"
     "test_stripe 2"
     "test_p2p_modes 2 4"
     "test_collectives 2 3 4"
