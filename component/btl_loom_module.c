@@ -52,13 +52,22 @@ int mca_btl_loom_rc_to_opal(int rc)
  * fails, which ob1 retries for ever. */
 #define MCA_BTL_LOOM_SEND_MIN 512
 
-/* A size limit: the largest allowed unless the user set one, which must
- * lie between MCA_BTL_LOOM_SEND_MIN and max (what limits it: max_what). */
+/*
+ * Sends default to what a 64 KiB tcp segment carries: tcp rails use larger
+ * segments for checked writes (fewer, larger writes double the bandwidth of
+ * a rendezvous), while eager messages and send fragments stay the size that
+ * keeps the copies of ob1's eager protocol cheap.
+ */
+#define MCA_BTL_LOOM_SEND_DEFAULT 65528
+
+/* A size limit: MCA_BTL_LOOM_SEND_DEFAULT or the largest allowed if less,
+ * unless the user set one, which must lie between MCA_BTL_LOOM_SEND_MIN and
+ * max (what limits it: max_what). */
 static int mca_btl_loom_limit(const char *name, size_t *value, size_t max,
                               const char *max_what)
 {
     if (0 == *value) {
-        *value = max;
+        *value = (max < MCA_BTL_LOOM_SEND_DEFAULT) ? max : MCA_BTL_LOOM_SEND_DEFAULT;
     } else if (*value < MCA_BTL_LOOM_SEND_MIN || *value > max) {
         opal_output(0, "btl loom: invalid value %zu for MCA parameter btl_loom_%s: must be "
                     "between %d (room for the upper layer's headers) and %zu (%s), or 0 "
