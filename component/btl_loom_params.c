@@ -78,7 +78,7 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment: bounds each checked write of a put or a served get (larger "
                          "segments mean fewer, cheaper writes) and loom's eager limit and send "
-                         "size, which default to 64 KiB (0: UCX's default of 8 KiB; "
+                         "size, which default to 128 KiB (0: UCX's default of 8 KiB; "
                          "1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
     c->atomics = false;
     mca_btl_loom_param_register("atomics",

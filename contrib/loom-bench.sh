@@ -7,7 +7,9 @@
 #   ucx:  pml ucx with UCX_TLS=tcp,self on lo
 # (loom's rails and UCX's transports and devices can be changed, e.g. to
 # rc_verbs on soft-RoCE) and prints latency and bandwidth tables with the ratios loom/tcp and
-# loom/ucx.  Builds nothing.  A configuration that fails shows as n/a.
+# loom/ucx: each value the median of --rounds runs, the configurations
+# taking turns, so that a noisy machine moves all of them alike.  Builds
+# nothing.  A configuration that fails shows as n/a.
 #
 # usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
 #   --bindir DIR  directory holding bench_latency and bench_bw
@@ -17,6 +19,7 @@
 #   --max SIZE    largest message size, passed as -m (default: the
 #                 benchmarks' own, 4 MiB)
 #   --rails SPEC  loom's rails (btl_loom_rails, default tcp:lo)
+#   --rounds N    runs of each configuration, the median shown (default 3)
 #   --ucx-tls TLS --ucx-devices DEVS
 #                 UCX_TLS and UCX_NET_DEVICES of the pml ucx runs
 #                 (default tcp,self and lo)
@@ -34,6 +37,7 @@ bench_args=()
 rails=tcp:lo
 ucx_tls=tcp,self
 ucx_devices=lo
+rounds=3
 
 usage() {
     cat <<EOF
@@ -44,6 +48,7 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
                 (default: ./bench-results)
   --max SIZE    largest message size, passed as -m (default: 4 MiB)
   --rails SPEC  loom's rails (default tcp:lo)
+  --rounds N    runs of each configuration; the tables show medians (default 3)
   --ucx-tls TLS, --ucx-devices DEVS
                 UCX_TLS and UCX_NET_DEVICES for pml ucx (default tcp,self, lo)
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
     --out) outdir=${2:?--out needs a directory}; shift 2 ;;
     --max) bench_args=(-m "${2:?--max needs a size}"); shift 2 ;;
     --rails) rails=${2:?--rails needs a rail list}; shift 2 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --ucx-tls) ucx_tls=${2:?--ucx-tls needs a transport list}; shift 2 ;;
     --ucx-devices) ucx_devices=${2:?--ucx-devices needs a device list}; shift 2 ;;
     -h|--help) usage 0 ;;
@@ -136,19 +142,23 @@ cp "$summary" "$outdir/commands.txt"
 
 ok_count=0
 declare -A ok
-for bench in bench_latency bench_bw; do
-    for cfg in "${configs[@]}"; do
-        raw="$outdir/${bench#bench_}-$cfg.txt"
-        mapfile -t cmd < <(command_of "$cfg" "$bench")
-        echo "running $bench with $cfg ..." >&2
-        rc=0
-        timeout -k 10 900 "${cmd[@]}" > "$raw" 2>&1 || rc=$?
-        if [ "$rc" -eq 0 ] && grep -q '^[0-9]' "$raw"; then
-            ok["$bench.$cfg"]=1
-            ok_count=$((ok_count + 1))
-        else
-            say "WARNING: configuration '$cfg' failed for $bench (exit $rc), shown as n/a; output in $raw"
-        fi
+for round in $(seq 1 "$rounds"); do
+    for bench in bench_latency bench_bw; do
+        for cfg in "${configs[@]}"; do
+            raw="$outdir/${bench#bench_}-$cfg.r$round.txt"
+            mapfile -t cmd < <(command_of "$cfg" "$bench")
+            echo "round $round/$rounds: running $bench with $cfg ..." >&2
+            rc=0
+            timeout -k 10 900 "${cmd[@]}" > "$raw" 2>&1 || rc=$?
+            if [ "$rc" -eq 0 ] && grep -q '^[0-9]' "$raw"; then
+                ok["$bench.$cfg"]=1
+                ok_count=$((ok_count + 1))
+            else
+                say "WARNING: configuration '$cfg' failed for $bench (exit $rc, round $round)," \
+                    "left out of its median; output in $raw"
+                rm -f "$raw"
+            fi
+        done
     done
 done
 
@@ -157,17 +167,27 @@ table() {
     local bench=$1 title=$2 cfg
     for cfg in "${configs[@]}"; do
         if [ -n "${ok[$bench.$cfg]:-}" ]; then
-            awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }' \
-                "$outdir/${bench#bench_}-$cfg.txt"
+            cat "$outdir/${bench#bench_}-$cfg".r*.txt |
+                awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }'
         fi
-    done | sort -s -k2,2n | awk -v title="$title" '
+    done | sort -s -k1,1 -k2,2n -k3,3g | awk '
+        # the median of each (config, size): its values arrive sorted
+        { key = $1 " " $2; n[key]++; val[key, n[key]] = $3; if (n[key] == 1) keys[++k] = key }
+        END {
+            for (i = 1; i <= k; i++) {
+                c = n[keys[i]]
+                m = (c % 2) ? val[keys[i], (c + 1) / 2] \
+                            : (val[keys[i], c / 2] + val[keys[i], c / 2 + 1]) / 2
+                print keys[i], m
+            }
+        }' | sort -s -k2,2n | awk -v title="$title" -v rounds="$rounds" '
         function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
         function ratio(a, b) {
             return (a == "n/a" || b == "n/a" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b)
         }
         { v[$1, $2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[n++] = $2 } }
         END {
-            printf "\n# %s\n", title
+            printf "\n# %s, median of %d runs\n", title, rounds
             printf "%-10s %12s %12s %12s %10s %10s\n", "# Size", "loom", "tcp", "ucx",
                    "loom/tcp", "loom/ucx"
             for (i = 0; i < n; i++) {
