@@ -59,6 +59,7 @@ typedef struct mca_btl_loom_component_t {
     char *eager_slot_counts;
     char *eager_thresholds;
     int   eager_msgs_before_ring;
+    int   eager_start_slots;
     int   eager_idle_shrink;  /* ms */
     size_t eager_budget;
     int   eager_ack_timeout;  /* ms */

@@ -42,6 +42,12 @@ int mca_btl_loom_eager_params_register(void)
     mca_btl_loom_param_register("eager_msgs_before_ring", "Messages to a peer before loom asks "
         "it for the first ring (0-1000000)", MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5,
         &c->eager_msgs_before_ring);
+    c->eager_start_slots = 2;
+    mca_btl_loom_param_register("eager_start_slots", "Slots a new ring starts with (at most its "
+        "phase's btl_loom_eager_slot_counts); a ring that a stream of messages finds full "
+        "doubles them up to that count and goes back when the stream stops, so that only "
+        "sustained traffic pays for many slots (0: every slot at once; 1-4095)",
+        MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->eager_start_slots);
     c->eager_idle_shrink = 2000;
     mca_btl_loom_param_register("eager_idle_shrink", "Milliseconds a ring's larger slots may go "
         "unused before it goes down to the phase its recent messages needed (none at all: "
@@ -117,6 +123,8 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
                                                 thresholds, &n_thresholds) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("eager_msgs_before_ring",
                                                  c->eager_msgs_before_ring, 0, 1000000) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("eager_start_slots", c->eager_start_slots,
+                                                 0, 4095) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("eager_idle_shrink", c->eager_idle_shrink,
                                                  0, 3600000) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("eager_ack_timeout", c->eager_ack_timeout,
@@ -136,6 +144,7 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
         config->eager_phases[p].threshold  = n_thresholds ? thresholds[p] : 0;
     }
     config->eager_msgs_before_ring = (unsigned)c->eager_msgs_before_ring;
+    config->eager_start_slots      = (unsigned)c->eager_start_slots;
     config->eager_idle_ms          = (unsigned)c->eager_idle_shrink;
     config->eager_budget           = c->eager_budget;
     config->eager_ack_timeout_ms   = (unsigned)c->eager_ack_timeout;
@@ -166,6 +175,9 @@ static const mca_btl_loom_eager_pvar_t mca_btl_loom_eager_pvars[] = {
      MCA_BTL_LOOM_EAGER_STAT(enlargements), MCA_BASE_PVAR_CLASS_COUNTER},
     {"eager_shrinks", "Rings this process asked to shrink, acknowledged",
      MCA_BTL_LOOM_EAGER_STAT(shrinks), MCA_BASE_PVAR_CLASS_COUNTER},
+    {"eager_slot_growths", "Of the enlargements, rings that kept their phase and doubled "
+     "their slots because a stream of messages found them full",
+     MCA_BTL_LOOM_EAGER_STAT(slot_growths), MCA_BASE_PVAR_CLASS_COUNTER},
     {"eager_refused", "Ring requests, acknowledgements and notes refused (malformed, stale "
      "key, over budget)", MCA_BTL_LOOM_EAGER_STAT(refused), MCA_BASE_PVAR_CLASS_COUNTER},
     {"eager_ack_timeouts", "Ring requests a peer did not acknowledge in time",

@@ -168,7 +168,13 @@ static void loom_eager_shrink_idle(loom_peer_t *peer, uint64_t now)
         loom_log(peer->engine, LOOM_LOG_DEBUG, "eager ring to peer %#llx idle: phase %u -> %u",
                  (unsigned long long)peer->name, tx->phase, target);
         (void)loom_eager_tx_request(peer, target);
+    } else if (0 == tx->full &&
+               tx->mem.slot_count > loom_eager_start_slots(peer->engine, tx->phase)) {
+        /* grown for a stream that stopped: back to the slots it started with */
+        (void)loom_eager_tx_request_slots(peer, tx->phase,
+                                          loom_eager_start_slots(peer->engine, tx->phase));
     }
+    tx->full = 0;
 }
 
 /* Make room: the least recently used ring (ours to send, or one a peer

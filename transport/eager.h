@@ -43,6 +43,8 @@ typedef struct loom_eager_box {
 } loom_eager_box_t;
 
 #define LOOM_EAGER_BOXES_PER_CHUNK 32
+/* messages that find a ring full before it doubles its slots */
+#define LOOM_EAGER_FULL_GROW 8
 typedef struct loom_eager_chunk {
     struct loom_eager_chunk *next;
     loom_region_t    *region;
@@ -68,6 +70,9 @@ typedef struct loom_eager_txslot {
 typedef struct loom_eager_tx {
     unsigned          phase;      /* ring in use, 0: none */
     unsigned          want;       /* phase asked for (while pending) */
+    uint32_t          want_slots; /* and its slot count */
+    unsigned          full;       /* messages that found the ring full since the
+                                     last change or idle window */
     bool              pending;    /* a request awaits its ack */
     bool              disabled;   /* the ring's rail failed: messages by AM */
     uint32_t          req_seq;
@@ -175,6 +180,8 @@ void   loom_eager_boxes_free(struct loom_engine *engine);
 int    loom_eager_send(struct loom_peer *peer, loom_chan_out_t *out);
 void   loom_eager_req_stamp(struct loom_peer *peer, void *msg);
 int    loom_eager_tx_request(struct loom_peer *peer, unsigned phase);
+int    loom_eager_tx_request_slots(struct loom_peer *peer, unsigned phase, uint32_t slots);
+uint32_t loom_eager_start_slots(const struct loom_engine *engine, unsigned phase);
 void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
 void   loom_eager_tx_drop(struct loom_peer *peer);
 void   loom_eager_tx_rail_closed(struct loom_peer *peer, int rail);

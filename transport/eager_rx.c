@@ -186,11 +186,12 @@ static const char *loom_eager_req_check(loom_peer_t *peer, int rail,
     if (!loom_eager_rail_ok(engine, rail)) {
         return "eager rings are off on this rail here";
     }
-    /* the memory is ours: no more than our own eager_slot_* allow */
+    /* the memory is ours: no more than our own eager_slot_* allow (a ring
+     * may start with fewer slots and grow to them) */
     if (req->phase > engine->config.eager_phase_count ||
         size != engine->config.eager_phases[req->phase - 1].slot_size ||
-        count != engine->config.eager_phases[req->phase - 1].slot_count) {
-        return "ring other than our own phase of that number";
+        count > engine->config.eager_phases[req->phase - 1].slot_count) {
+        return "ring larger than our own phase of that number";
     }
     return NULL;
 }
@@ -468,8 +469,13 @@ void loom_eager_rx_poll(loom_peer_t *peer)
     if (0 != rx->req_len) {
         loom_eager_rx_serve(peer);
     }
-    /* credits nobody took along on a message: send them once half the ring waits */
-    if (0 != rx->phase && !rx->note_queued && rx->credits_owed * 2 >= rx->mem.slot_count) {
+    /* credits nobody took along on a message: send them once half the ring
+     * waits, and never for one slot of a larger ring (a two-slot ring would
+     * otherwise send a note for every message, ahead of the reply that
+     * carries its credits) */
+    if (0 != rx->phase && !rx->note_queued &&
+        rx->credits_owed >= ((rx->mem.slot_count <= 2) ? rx->mem.slot_count
+                                                        : (rx->mem.slot_count + 1) / 2)) {
         (void)loom_eager_rx_note(peer, LOOM_WIRE_NO_SHRINK);
     }
 }

@@ -151,6 +151,23 @@ static int loom_eager_tx_next_phase(loom_peer_t *peer, size_t length)
     return (need > tx->phase) ? (int)need : -1;
 }
 
+/* A message found every slot of the ring taken: after LOOM_EAGER_FULL_GROW
+ * such messages, the ring doubles its slots (up to its phase's count), so
+ * that only sustained streams pay for many slots. */
+static void loom_eager_tx_full(loom_peer_t *peer)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+    uint32_t max = peer->engine->config.eager_phases[tx->phase - 1].slot_count;
+
+    if (++tx->full < LOOM_EAGER_FULL_GROW || tx->mem.slot_count >= max ||
+        loom_now_ns() < tx->retry_after) {
+        return;
+    }
+    (void)loom_eager_tx_request_slots(peer, tx->phase,
+                                      (tx->mem.slot_count * 2 < max) ? tx->mem.slot_count * 2
+                                                                     : max);
+}
+
 /* The ring as a channel (chan.h): a message that asks for an acknowledgement
  * at once goes by AM, which carries the request; the ring may grow for the
  * next ones. */
@@ -174,6 +191,9 @@ int loom_eager_send(loom_peer_t *peer, loom_chan_out_t *out)
     if (tx->phase > 0 && !tx->pending && 0 != need && need <= tx->phase &&
         tx->rail == peer->am_rail) {
         rc = loom_eager_tx_write(peer, out);
+        if (LOOM_ERR_AGAIN == rc && 0 == tx->credits) {
+            loom_eager_tx_full(peer);
+        }
     }
     if (!tx->pending && now >= tx->retry_after &&
         (next = loom_eager_tx_next_phase(peer, length)) >= 0) {
@@ -194,7 +214,7 @@ void loom_eager_req_stamp(loom_peer_t *peer, void *msg)
 /* Send the request for a ring of this phase (0: none).  From now on until
  * the ack, nothing more is written into the current ring, so the receiver
  * can drain it and let it go. */
-static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase)
+static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase, uint32_t slots)
 {
     loom_engine_t *engine = peer->engine;
     loom_eager_tx_t *tx = &peer->eager.tx;
@@ -217,7 +237,7 @@ static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase)
     req.phase    = (uint8_t)phase;
     if (phase > 0) {
         req.slot_size  = loom_le32(engine->config.eager_phases[phase - 1].slot_size);
-        req.slot_count = loom_le32(engine->config.eager_phases[phase - 1].slot_count);
+        req.slot_count = loom_le32(slots);
     }
     req.box_addr   = loom_le64((uint64_t)(uintptr_t)tx->box->mem);
     req.key_length = loom_le32((uint32_t)key_len);
@@ -231,34 +251,61 @@ static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase)
     }
     memset(tx->box->mem, 0, engine->eager.box_size);
     tx->pending  = true;
-    tx->want     = phase;
-    tx->req_time = loom_now_ns();
+    tx->want       = phase;
+    tx->want_slots = (0 == phase) ? 0 : slots;
+    tx->req_time   = loom_now_ns();
     loom_eager_activate(peer);
-    loom_log(engine, LOOM_LOG_DEBUG, "eager ring to peer %#llx: asked for phase %u "
-             "(request %u)", (unsigned long long)peer->name, phase, tx->req_seq);
+    loom_log(engine, LOOM_LOG_DEBUG, "eager ring to peer %#llx: asked for phase %u, %u slots "
+             "(request %u)", (unsigned long long)peer->name, phase, tx->want_slots,
+             tx->req_seq);
     return LOOM_OK;
 }
 
-/* Ask for another phase, unless a request is under way or nothing changes. */
-int loom_eager_tx_request(loom_peer_t *peer, unsigned phase)
+/* The slots a new ring of a phase starts with (phase > 0). */
+uint32_t loom_eager_start_slots(const loom_engine_t *engine, unsigned phase)
+{
+    uint32_t max = engine->config.eager_phases[phase - 1].slot_count;
+    unsigned start = engine->config.eager_start_slots;
+
+    return (0 == start || start >= max) ? max : (uint32_t)start;
+}
+
+/* Ask for a ring of that phase and slot count, unless a request is under
+ * way or nothing changes. */
+int loom_eager_tx_request_slots(loom_peer_t *peer, unsigned phase, uint32_t slots)
 {
     loom_eager_tx_t *tx = &peer->eager.tx;
+    size_t want_bytes;
 
     if (tx->pending) {
         return LOOM_ERR_AGAIN;
     }
-    if (phase == tx->phase || tx->disabled) {
+    if ((phase == tx->phase && (0 == phase || slots == tx->mem.slot_count)) || tx->disabled) {
         return LOOM_OK;
     }
-    if (phase > tx->phase) {
-        const loom_eager_phase_t *want = &peer->engine->config.eager_phases[phase - 1];
-        if (!loom_eager_budget_room(peer, true, (size_t)want->slot_size * want->slot_count,
-                                    (size_t)tx->mem.slot_size * tx->mem.slot_count)) {
-            tx->retry_after = loom_now_ns() + 20000000ull; /* after the eviction */
-            return LOOM_ERR_AGAIN;
-        }
+    want_bytes = (0 == phase) ? 0 : (size_t)peer->engine->config.eager_phases[phase - 1].slot_size *
+                                    slots;
+    if (want_bytes > (size_t)tx->mem.slot_size * tx->mem.slot_count &&
+        !loom_eager_budget_room(peer, true, want_bytes,
+                                (size_t)tx->mem.slot_size * tx->mem.slot_count)) {
+        tx->retry_after = loom_now_ns() + 20000000ull; /* after the eviction */
+        return LOOM_ERR_AGAIN;
     }
-    return loom_eager_tx_send_req(peer, phase);
+    return loom_eager_tx_send_req(peer, phase, slots);
+}
+
+/* Ask for another phase, with the slots a ring of it starts with. */
+int loom_eager_tx_request(loom_peer_t *peer, unsigned phase)
+{
+    if (peer->eager.tx.pending) {
+        return LOOM_ERR_AGAIN;
+    }
+    if (phase == peer->eager.tx.phase) {
+        return LOOM_OK; /* its slot count changes only by loom_eager_tx_request_slots */
+    }
+    return loom_eager_tx_request_slots(peer, phase,
+                                       (0 == phase) ? 0 : loom_eager_start_slots(peer->engine,
+                                                                                 phase));
 }
 
 /* Check an ack that arrived whole against what we asked for. */
@@ -284,8 +331,7 @@ static const char *loom_eager_ack_check(loom_peer_t *peer, const loom_wire_eager
     if (0 == tx->want) {
         return NULL;
     }
-    if (size != engine->config.eager_phases[tx->want - 1].slot_size ||
-        count != engine->config.eager_phases[tx->want - 1].slot_count) {
+    if (size != engine->config.eager_phases[tx->want - 1].slot_size || count != tx->want_slots) {
         return "ring geometry differs from the one asked for";
     }
     if (key_len != loom_key_size(engine) ||
@@ -346,6 +392,7 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
     tx->slot         = 0;
     tx->credits      = tx->mem.slot_count;
     tx->phase        = tx->want;
+    tx->full         = 0;
     tx->window_start = loom_now_ns();
     tx->window_max   = 0;
     loom_eager_count_peer(peer);
@@ -422,7 +469,7 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
         loom_eager_box_put(engine, tx->box);
         tx->box = NULL;
         if (0 != ack->phase && LOOM_WIRE_EAGER_OK == ack->status) {
-            (void)loom_eager_tx_send_req(peer, 0);
+            (void)loom_eager_tx_send_req(peer, 0, 0);
         }
         return;
     }
@@ -448,8 +495,10 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
         tx->pending = true; /* the old slots' puts still run: switch later */
         return;
     } else {
-        if (tx->want > tx->phase) {
+        if (tx->want > tx->phase ||
+            (tx->want == tx->phase && tx->want_slots > tx->mem.slot_count)) {
             ++engine->eager.stats.enlargements;
+            engine->eager.stats.slot_growths += (tx->want == tx->phase);
         } else {
             ++engine->eager.stats.shrinks;
         }

@@ -90,6 +90,7 @@ typedef struct loom_eager_stats {
     unsigned long rings[LOOM_EAGER_MAX_PHASES + 1]; /* receive rings now, by phase */
     unsigned long enlargements;     /* rings this side asked to grow, acknowledged */
     unsigned long shrinks;          /* rings this side asked to shrink, acknowledged */
+    unsigned long slot_growths;     /* of those enlargements: more slots, same phase */
     unsigned long refused;          /* malformed, stale or refused ring messages */
     unsigned long ack_timeouts;     /* ring requests a peer did not answer in time */
     unsigned long ring_sent;        /* messages written into a peer's ring */
@@ -159,6 +160,9 @@ typedef struct loom_engine_config {
     unsigned      eager_phase_count; /* phases with a ring, 0..LOOM_EAGER_MAX_PHASES */
     loom_eager_phase_t eager_phases[LOOM_EAGER_MAX_PHASES]; /* phase 1 first */
     unsigned      eager_msgs_before_ring; /* messages to a peer before its first ring */
+    unsigned      eager_start_slots; /* a ring starts with this many of its phase's slots
+                                        and doubles them while the sender finds it
+                                        full; 0 = all of them at once */
     unsigned      eager_idle_ms;    /* shrink a ring unused this long, 0 = never */
     size_t        eager_budget;     /* bytes of rings per process, 0 = no limit */
     unsigned      eager_ack_timeout_ms; /* give up on a ring request after this */

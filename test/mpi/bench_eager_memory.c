@@ -3,12 +3,16 @@
  * (from loom's MPI_T pvars, both directions of every connection) after
  *   1. connecting only,
  *   2. a small-message all-to-all (every peer gets a ring),
- *   3. a burst of 8000-byte messages to 2 peers (their rings grow),
- *   4. idling past the shrink time (rings go back down),
+ *   3. MPI_Alltoall of 64 B per peer, 20 calls (Open MPI's collective: its
+ *      algorithm aggregates blocks into larger messages to a few peers),
+ *   4. a burst of 8000-byte messages to 2 peers (their rings grow),
+ *   5. idling past the shrink time (rings go back down),
  * next to what stock designs pre-register per peer.  Every message of the
- * burst and of the all-to-all is verified.  With -c the goals are asserted:
- * at most 16 KiB per peer in the small phase, at most 4 KiB per idle peer,
- * rings used at all, and some connection's rings grown by the burst.
+ * burst and of the all-to-alls is verified.  With -c the goals are asserted:
+ * at most 16 KiB per peer after the small-message steps, no connection above
+ * 64 KiB before the burst (only sustained large-eager traffic may cost
+ * more), at most 4 KiB per idle peer, rings used at all, and some
+ * connection's rings grown by the burst.
  *
  * usage: bench_eager_memory [-c] [-i idle_ms] [-n rounds]
  *   idle_ms: how long step 4 idles (set it above btl_loom_eager_idle_shrink;
@@ -106,6 +110,39 @@ static void alltoall_rounds(int rounds)
     free(reqs);
 }
 
+#define COLL_BLOCK 64
+#define COLL_CALLS 20
+
+/* MPI_Alltoall of COLL_BLOCK bytes per peer, every block checked. */
+static void alltoall_collective(void)
+{
+    size_t bytes = (size_t)size * COLL_BLOCK;
+    unsigned char *out = loom_malloc(bytes), *in = loom_malloc(bytes);
+    int call, p, i;
+
+    for (call = 0; call < COLL_CALLS; ++call) {
+        for (p = 0; p < size; ++p) {
+            for (i = 0; i < COLL_BLOCK; ++i) {
+                out[(size_t)p * COLL_BLOCK + i] = (unsigned char)(rank * 7 + p * 3 + call + i);
+            }
+        }
+        memset(in, LOOM_POISON, bytes);
+        LOOM_CHECK_MPI(MPI_Alltoall(out, COLL_BLOCK, MPI_BYTE, in, COLL_BLOCK, MPI_BYTE,
+                                    MPI_COMM_WORLD));
+        for (p = 0; p < size; ++p) {
+            for (i = 0; i < COLL_BLOCK; ++i) {
+                unsigned char want = (unsigned char)(p * 7 + rank * 3 + call + i);
+                if (in[(size_t)p * COLL_BLOCK + i] != want) {
+                    loom_fail("MPI_Alltoall call %d: byte %d from rank %d is %#x, expected "
+                              "%#x", call, i, p, in[(size_t)p * COLL_BLOCK + i], want);
+                }
+            }
+        }
+    }
+    free(out);
+    free(in);
+}
+
 /* 8000-byte messages to the next two ranks, from the previous two. */
 static void burst(void)
 {
@@ -153,7 +190,7 @@ static void idle(int ms)
 
 int main(int argc, char **argv)
 {
-    struct sample connect, small, big, after;
+    struct sample connect, small, coll, big, after;
     int check = 0, idle_ms = 5000, rounds = 40, opt;
     unsigned long long ring_msgs;
 
@@ -181,6 +218,10 @@ int main(int argc, char **argv)
     idle(50); /* let the last acknowledgements land */
     small = measure();
     report("small-message all-to-all", small);
+    alltoall_collective();
+    idle(50);
+    coll = measure();
+    report("MPI_Alltoall, 64 B per peer", coll);
     burst();
     idle(50);
     big = measure();
@@ -203,17 +244,21 @@ int main(int argc, char **argv)
             loom_fail("no message went through an eager ring (is btl_loom_eager_rdma off "
                       "for these rails?)");
         }
-        if (small.per_peer > 16 * 1024) {
-            loom_fail("%.0f eager bytes per peer in the small phase, goal at most 16384",
-                      small.per_peer);
+        if (small.per_peer > 16 * 1024 || coll.per_peer > 16 * 1024) {
+            loom_fail("%.0f and %.0f eager bytes per peer after the small-message steps, goal "
+                      "at most 16384", small.per_peer, coll.per_peer);
+        }
+        if (coll.peer_max > 64 * 1024) {
+            loom_fail("one connection reached %.0f eager bytes before any large-eager stream, "
+                      "goal at most 65536", coll.peer_max);
         }
         if (after.per_peer > 4 * 1024) {
             loom_fail("%.0f eager bytes per idle peer, goal at most 4096", after.per_peer);
         }
         /* the high-water mark: rings may already be shrinking on a slow machine */
-        if (big.peer_max <= small.peer_max) {
+        if (big.peer_max <= coll.peer_max) {
             loom_fail("the 8000 B burst grew no ring (one connection's high-water mark %.0f "
-                      "bytes before it, %.0f after)", small.peer_max, big.peer_max);
+                      "bytes before it, %.0f after)", coll.peer_max, big.peer_max);
         }
     }
     loom_test_pass();

@@ -5,7 +5,8 @@
  * that does not answer in time, malformed and stale requests refused with
  * the connection still working, idle shrink, the memory budget (refusal and
  * least-recently-used shrink), a write into a ring the receiver freed
- * (refused: tcp ring writes are checked writes), and a phase change after every message; two
+ * (refused: tcp ring writes are checked writes), slots doubling for a stream that finds
+ * the ring full and going back once it stops, and a phase change after every message; two
  * of them again with endpoints connected endpoint to endpoint (rc_verbs's
  * way).
  * Every message is checked byte for byte and in order by its receiver.  The
@@ -20,7 +21,7 @@
 
 #define TAG 7
 
-static unsigned opt_budget_parent, opt_budget_child, opt_idle_ms;
+static unsigned opt_budget_parent, opt_budget_child, opt_idle_ms, opt_start_slots;
 static bool opt_cycle;
 
 static void eager_configure(loom_engine_config_t *config, bool is_parent)
@@ -35,6 +36,7 @@ static void eager_configure(loom_engine_config_t *config, bool is_parent)
     config->eager_budget           = is_parent ? opt_budget_parent : opt_budget_child;
     config->eager_ack_timeout_ms   = 300;
     config->eager_cycle            = opt_cycle;
+    config->eager_start_slots      = opt_start_slots;
     config->tcp_seg_size           = 65536; /* as the component sets it: 20000 B messages */
 }
 
@@ -46,6 +48,9 @@ static size_t size_of(unsigned stream, unsigned i)
 {
     if (4 == stream && i < 6) {
         return 500; /* written into the phase 2 ring by hand */
+    }
+    if (20 == stream) {
+        return 50; /* phase 1 only */
     }
     if (10 == stream) {
         return pattern[i % 6]; /* no larger than phase 2 takes */
@@ -330,7 +335,8 @@ static const bad_req_t bad_reqs[] = {
     {"key length field wrong", "malformed box key"},
     {"box outside its region", "box outside the region"},
     {"unknown sender", "not connected"},
-    {"ring of another geometry than our phase 2", "other than our own phase"},
+    {"ring of another geometry than our phase 2", "larger than our own phase"},
+    {"more slots than our phase 2 has", "larger than our own phase"},
 };
 #define BAD_COUNT (sizeof(bad_reqs) / sizeof(bad_reqs[0]))
 
@@ -362,6 +368,7 @@ static void send_bad_req(unit_ctx_t *ctx, unsigned which, loom_eager_box_t *box)
     case 6: req.box_addr = key.base + key.length - 8; break;
     case 7: req.sender = 0x7777; break;
     case 8: req.slot_size = 8192; break; /* 64 KiB: in range, but not our phase 2 */
+    case 9: req.slot_count = 9; break;   /* phase 2 has 8 (fewer are taken: rings grow) */
     }
     memcpy(msg + sizeof(req), &key, sizeof(key));
     loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_EAGER_REQ, 0, length);
@@ -551,6 +558,65 @@ static void budget_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* ---- slots growing with a stream, and going back ----------------------------------------- */
+
+#define SLOTS_BURST 40
+#define SLOTS_PACED 30
+
+/* Rings start with 2 of phase 1's 8 slots.  While the child holds its
+ * progress, a burst finds the ring full: it doubles its slots (twice: 2, 4,
+ * 8), every message delivered in order; paced messages afterwards never
+ * find it full, and the idle window takes it back to 2 slots. */
+static void slots_parent(unit_ctx_t *ctx)
+{
+    unsigned first = 0, round;
+    uint32_t want[] = {4, 8};
+
+    send_msgs(ctx, 20, first, 6);
+    first += 6;
+    wait_tx_phase(ctx, 1);
+    CHECK_UEQ(ctx->peer->eager.tx.mem.slot_count, 2);
+    unit_barrier(ctx);
+    for (round = 0; round < 2; ++round) {
+        unit_wait_other_holds(ctx);
+        opt_paced = false;
+        send_msgs(ctx, 20, first, SLOTS_BURST);
+        opt_paced = true;
+        first += SLOTS_BURST;
+        CHECK(ctx->peer->eager.tx.pending); /* the ring found full asked for more slots */
+        unit_send_u64(ctx, 1);
+        UNIT_WAIT(ctx, !ctx->peer->eager.tx.pending);
+        CHECK_UEQ(ctx->peer->eager.tx.phase, 1);
+        CHECK_UEQ(ctx->peer->eager.tx.mem.slot_count, want[round]);
+        unit_barrier(ctx);
+    }
+    CHECK_UEQ(stats(ctx)->slot_growths, 2);
+    for (round = 0; round < SLOTS_PACED; ++round) {
+        send_msgs(ctx, 20, first++, 1);
+        unit_progress_for(ctx, 0.025);
+    }
+    UNIT_WAIT(ctx, 2 == ctx->peer->eager.tx.mem.slot_count && !ctx->peer->eager.tx.pending);
+    CHECK_UEQ(ctx->peer->eager.tx.phase, 1);
+    unit_barrier(ctx);
+}
+
+static void slots_child(unit_ctx_t *ctx)
+{
+    unsigned first = 0, round;
+
+    check_msgs(ctx, 20, first, 6);
+    first += 6;
+    unit_barrier(ctx);
+    for (round = 0; round < 2; ++round) {
+        unit_hold_progress(ctx);
+        check_msgs(ctx, 20, first, SLOTS_BURST);
+        first += SLOTS_BURST;
+        unit_barrier(ctx);
+    }
+    check_msgs(ctx, 20, first, SLOTS_PACED);
+    unit_barrier(ctx);
+}
+
 /* ---- a phase change after every message -------------------------------------------------- */
 
 static void cycle_body(unit_ctx_t *ctx)
@@ -594,6 +660,11 @@ int main(int argc, char **argv)
     opt_budget_child = 9 * 1024;
     rc |= RUN("test_eager budget", &options, budget_parent, budget_child);
     opt_budget_child = 0;
+    opt_start_slots = 2;
+    opt_idle_ms = 200;
+    rc |= RUN("test_eager slots", &options, slots_parent, slots_child);
+    opt_idle_ms = 0;
+    opt_start_slots = 0;
     opt_cycle = true;
     rc |= RUN("test_eager cycle", &options, cycle_body, cycle_body);
     return rc;
