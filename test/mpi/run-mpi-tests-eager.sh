@@ -1,7 +1,7 @@
 #!/bin/bash
 # The MPI tests with eager RDMA rings on tcp (where they are off by default):
 # once growing after two messages, once changing phase after every message;
-# then the ring memory benchmark with its goals asserted, on 8 ranks.
+# then the ring memory benchmark with its goals asserted, on 8 and 32 ranks.
 # test_large runs once, in run-mpi-tests.sh: a 2 GiB message goes by
 # rendezvous, never through a ring.
 set -eu
@@ -13,14 +13,17 @@ echo "=== eager rings growing on demand"
 LOOM_MPI_ARGS="$base --mca btl_loom_eager_msgs_before_ring 2" "$dir/run-mpi-tests.sh" || rc=1
 echo "=== eager rings changing phase after every message"
 LOOM_MPI_ARGS="$base --mca btl_loom_eager_cycle 1" "$dir/run-mpi-tests.sh" || rc=1
-echo "=== eager ring memory (bench_eager_memory -c, 8 ranks)"
 bindir=${LOOM_TEST_BINDIR:-$dir}
 root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
-if ! timeout -k 10 300 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_include lo \
-        --mca btl_tcp_if_include lo $base --mca btl_loom_eager_idle_shrink 300 -np 8 \
-        "$bindir/bench_eager_memory" -c -i 1500; then
-    echo "FAIL bench_eager_memory"
-    rc=1
-fi
+# 32 ranks: MPI_Alltoall's aggregated messages must not buy large rings
+for np in 8 32; do
+    echo "=== eager ring memory (bench_eager_memory -c, $np ranks)"
+    if ! timeout -k 10 300 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_include lo \
+            --mca btl_tcp_if_include lo $base --mca btl_loom_eager_idle_shrink 300 -np $np \
+            "$bindir/bench_eager_memory" -c -i 1500; then
+        echo "FAIL bench_eager_memory ($np ranks)"
+        rc=1
+    fi
+done
 exit $rc
