@@ -212,6 +212,8 @@ struct loom_peer {
 /* CONNECT messages that arrived before we connected to their sender. */
 #define LOOM_EARLY_CONNECTS_MAX 4096
 typedef struct loom_early {
+    uint64_t sender;
+    bool    looked_up;  /* the upper layer was asked for the sender once */
     size_t  length[LOOM_MAX_RAILS];
     uint8_t msg[LOOM_MAX_RAILS][LOOM_OP_MSG_MAX];
 } loom_early_t;
@@ -655,6 +657,7 @@ void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
 
 /* peer.c */
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
+int  loom_early_connects_progress(loom_engine_t *engine);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* engine.c */

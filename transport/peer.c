@@ -369,10 +369,42 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
             free(early);
             return UCS_OK;
         }
+        early->sender = sender;
     }
     memcpy(early->msg[index], data, length);
     early->length[index] = length;
     return UCS_OK;
+}
+
+/*
+ * A process that connects to us endpoint to endpoint (rc_verbs) can send
+ * nothing before we connected back, so its CONNECT must make us connect:
+ * the upper layer may add the process only when it first sends to it, or
+ * not while another thread holds the engine (add_procs does not wait).  From
+ * full progress only (the upper layer is asked who the sender is, as for a
+ * message of a process not connected), once per sender; connecting takes
+ * its early messages in (loom_peer_connect).
+ */
+int loom_early_connects_progress(loom_engine_t *engine)
+{
+    uint64_t names[16];
+    loom_early_t *early;
+    size_t pos = 0;
+    int count = 0, n = 0, i;
+
+    if (0 == loom_hash_count(&engine->early_connects) || engine->quiet) {
+        return 0;
+    }
+    while (n < 16 && NULL != (early = loom_hash_next(&engine->early_connects, &pos))) {
+        if (!early->looked_up) {
+            early->looked_up = true;
+            names[n++] = early->sender;
+        }
+    }
+    for (i = 0; i < n; ++i) {
+        count += (NULL != loom_peer_of_message(engine, names[i]));
+    }
+    return count;
 }
 
 /* Peers the rail is out of use for; with rejoining, only those for which it

@@ -3,7 +3,8 @@
  * (the one rc_verbs always needs).  tcp can also connect to interfaces, so the
  * endpoint addresses travel in CONNECT messages over an interface endpoint of
  * the same rail; the AM, put and get exchange below must then work, each
- * wait bounded.
+ * wait bounded.  A process that has not connected to the sender of a
+ * CONNECT connects back on it.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* a crafted CONNECT and the rail state */
@@ -135,9 +136,47 @@ static void body(unit_ctx_t *ctx)
     late_connect(ctx);
 }
 
+/* The parent has not connected to the child (the upper layer connects when
+ * it first sends, and the parent only receives): the child's CONNECT must
+ * make the parent connect back, or the child's first message never leaves
+ * (it waits for the parent's endpoint address).  Then both ways work. */
+static void waits_parent(unit_ctx_t *ctx)
+{
+    CHECK(NULL == ctx->peer);
+    UNIT_WAIT(ctx, ctx->msg_count >= 1);
+    CHECK_MSG(NULL != ctx->peer && LOOM_OK == ctx->connect_rc, "a message came, yet the "
+              "parent is not connected (%d)", ctx->connect_rc);
+    CHECK_EQ(ctx->msgs[0].tag, 4);
+    CHECK_UEQ(ctx->msgs[0].length, 11);
+    CHECK_MEM(ctx->msgs[0].data, "from child ", 11, "the child's first message");
+    unit_msgs_clear(ctx);
+    CHECK_RC(unit_am_send(ctx, ctx->peer, 4, "from parent", 11), LOOM_OK);
+}
+
+static void waits_child(unit_ctx_t *ctx)
+{
+    struct iovec iov = {(void *)"from child ", 11};
+    unit_op_t uop;
+    int rc;
+
+    unit_op_init(&uop);
+    rc = loom_am_send(ctx->peer, 4, &iov, 1, &uop.op);
+    CHECK_MSG(LOOM_OK == rc || LOOM_INPROGRESS == rc, "loom_am_send: %d (%s)", rc,
+              loom_strerror(rc));
+    if (LOOM_INPROGRESS == rc) {
+        UNIT_WAIT(ctx, uop.calls > 0);
+        CHECK_RC(uop.status, LOOM_OK);
+    }
+    UNIT_WAIT(ctx, ctx->msg_count >= 1);
+    CHECK_MEM(ctx->msgs[0].data, "from parent", 11, "the parent's answer");
+}
+
 int main(void)
 {
     unit_options_t options = {.force_connect_to_ep = true};
+    unit_options_t waits = {.force_connect_to_ep = true, .parent_waits = true};
+    int rc = unit_main("connect_ep", &options, body, body);
 
-    return unit_main("connect_ep", &options, body, body);
+    return rc | unit_main("connect_ep parent connects on the child's CONNECT", &waits,
+                          waits_parent, waits_child);
 }

@@ -226,6 +226,18 @@ void unit_msgs_clear(unit_ctx_t *ctx)
     ctx->msg_count = 0;
 }
 
+/* options.parent_waits: the engine asks who sent it a message or CONNECT. */
+static loom_peer_t *unit_peer_find(void *cb_ctx, loom_engine_t *engine, uint64_t name)
+{
+    unit_ctx_t *ctx = cb_ctx;
+
+    if (NULL == ctx->peer && NULL != ctx->peer_blob && UNIT_CHILD_NAME == name) {
+        ctx->connect_rc = loom_peer_connect(engine, ctx->peer_blob, ctx->peer_blob_len,
+                                            &ctx->peer);
+    }
+    return ctx->peer;
+}
+
 static int unit_engine_create(unit_ctx_t *ctx, uint64_t name, const unit_options_t *options)
 {
     loom_engine_config_t config;
@@ -238,6 +250,9 @@ static int unit_engine_create(unit_ctx_t *ctx, uint64_t name, const unit_options
     config.recv_cb             = unit_recv_cb;
     config.log_cb              = unit_log_cb;
     config.cb_ctx              = ctx;
+    if (NULL != options && options->parent_waits && ctx->is_parent) {
+        config.peer_find_cb = unit_peer_find;
+    }
     config.verbose             = getenv("UNIT_VERBOSE") ? LOOM_LOG_DEBUG : LOOM_LOG_WARN;
     if (NULL != options && NULL != options->configure) {
         options->configure(&config, ctx->is_parent);
@@ -256,6 +271,8 @@ static void unit_engine_close(unit_ctx_t *ctx)
     free(ctx->msgs);
     ctx->msgs    = NULL;
     ctx->msg_cap = 0;
+    free(ctx->peer_blob);
+    ctx->peer_blob = NULL;
 }
 
 /* ---- progress ---------------------------------------------------------------- */
@@ -545,6 +562,12 @@ static void unit_side_setup(unit_ctx_t *ctx, const unit_options_t *options)
     CHECK(peer_len > 0 && peer_len < 65536);
     peer_blob = unit_alloc(peer_len);
     unit_recv(ctx, peer_blob, peer_len);
+    if (NULL != options && options->parent_waits && ctx->is_parent) {
+        ctx->peer_blob     = peer_blob; /* unit_peer_find connects with it */
+        ctx->peer_blob_len = peer_len;
+        unit_barrier(ctx);
+        return;
+    }
     ctx->connect_rc = loom_peer_connect(ctx->engine, peer_blob, peer_len, &ctx->peer);
     free(peer_blob);
     if (LOOM_OK != ctx->connect_rc) {

@@ -52,6 +52,8 @@ struct unit_ctx {
     loom_peer_t   *peer;        /* NULL if the connect failed (see connect_rc) */
     int            connect_rc;
     unit_ctx_t    *also;        /* another engine of this process to progress */
+    uint8_t       *peer_blob;   /* options.parent_waits: the child's address */
+    size_t         peer_blob_len;
     /* messages received, in arrival order */
     unit_msg_t    *msgs;
     size_t         msg_count;
@@ -66,6 +68,8 @@ struct unit_ctx {
 typedef struct unit_options {
     bool force_connect_to_ep;  /* config.force_connect_to_ep */
     bool allow_connect_failure; /* run the bodies even if loom_peer_connect fails */
+    bool parent_waits;         /* the parent does not connect at set-up: it connects
+                                  when the engine asks who the child is (peer_find_cb) */
     /* change the engine configuration of both sides (is_parent tells which) */
     void (*configure)(loom_engine_config_t *config, bool is_parent);
 } unit_options_t;
