@@ -14,20 +14,14 @@
 
 #define LEN (1 << 20)
 
-static void exchange(unit_ctx_t *ctx)
+/* An AM with an op, tag 4: it may have to wait for the endpoint to be
+ * connected; returns once it left. */
+static void send_waiting(unit_ctx_t *ctx, const char *text, size_t length)
 {
-    static const size_t sizes[] = {1, 4096, LEN};
-    uint8_t *src = unit_alloc(LEN), *dst = unit_alloc(LEN), *expect = unit_alloc(LEN);
-    uint64_t other = ctx->is_parent ? UNIT_CHILD_NAME : UNIT_PARENT_NAME;
-    const char *hello = ctx->is_parent ? "from parent" : "from child ";
-    struct iovec iov = {(void *)hello, 11};
-    loom_region_t *src_reg, *dst_reg;
-    unit_remote_t remote;
+    struct iovec iov = {(void *)text, length};
     unit_op_t uop;
-    size_t i;
     int rc;
 
-    /* AM with an op: it may have to wait for the endpoint to be connected. */
     unit_op_init(&uop);
     rc = loom_am_send(ctx->peer, 4, &iov, 1, &uop.op);
     CHECK_MSG(LOOM_OK == rc || LOOM_INPROGRESS == rc, "loom_am_send: %d (%s)", rc,
@@ -36,6 +30,20 @@ static void exchange(unit_ctx_t *ctx)
         UNIT_WAIT(ctx, uop.calls > 0);
         CHECK_RC(uop.status, LOOM_OK);
     }
+}
+
+static void exchange(unit_ctx_t *ctx)
+{
+    static const size_t sizes[] = {1, 4096, LEN};
+    uint8_t *src = unit_alloc(LEN), *dst = unit_alloc(LEN), *expect = unit_alloc(LEN);
+    uint64_t other = ctx->is_parent ? UNIT_CHILD_NAME : UNIT_PARENT_NAME;
+    const char *hello = ctx->is_parent ? "from parent" : "from child ";
+    loom_region_t *src_reg, *dst_reg;
+    unit_remote_t remote;
+    unit_op_t uop;
+    size_t i;
+
+    send_waiting(ctx, hello, 11);
     UNIT_WAIT(ctx, ctx->msg_count >= 1);
     CHECK_EQ(ctx->msgs[0].tag, 4);
     CHECK_MEM(ctx->msgs[0].data, ctx->is_parent ? "from child " : "from parent", 11,
@@ -155,18 +163,7 @@ static void waits_parent(unit_ctx_t *ctx)
 
 static void waits_child(unit_ctx_t *ctx)
 {
-    struct iovec iov = {(void *)"from child ", 11};
-    unit_op_t uop;
-    int rc;
-
-    unit_op_init(&uop);
-    rc = loom_am_send(ctx->peer, 4, &iov, 1, &uop.op);
-    CHECK_MSG(LOOM_OK == rc || LOOM_INPROGRESS == rc, "loom_am_send: %d (%s)", rc,
-              loom_strerror(rc));
-    if (LOOM_INPROGRESS == rc) {
-        UNIT_WAIT(ctx, uop.calls > 0);
-        CHECK_RC(uop.status, LOOM_OK);
-    }
+    send_waiting(ctx, "from child ", 11);
     UNIT_WAIT(ctx, ctx->msg_count >= 1);
     CHECK_MEM(ctx->msgs[0].data, "from parent", 11, "the parent's answer");
 }
