@@ -65,6 +65,18 @@ tests=(
     "OMPI_MCA_btl_loom_block_when_idle=1 test_collectives 4"
 )
 
+# A test that runs out of time shows where its ranks stood: their stacks go to
+# its log (gdb, where installed) before it is killed.
+dump_stacks() {
+    local prog=$1 pid
+    command -v gdb >/dev/null || { echo "run-mpi-tests: no gdb for the stacks"; return; }
+    for pid in $(pgrep -f "^$prog( |\$)"); do
+        echo "=== stacks of $prog, pid $pid, after ${run_timeout}s"
+        timeout 60 gdb -p "$pid" -batch -nx -ex "thread apply all bt" 2>&1 |
+            grep -E '^(#|Thread)'
+    done
+}
+
 mkdir -p "$logdir"
 echo "loom MPI tests: binaries in $bindir, logs in $logdir"
 echo "mpirun: ${mpirun[*]} ${fixed_args[*]} ${mpi_args[*]}"
@@ -102,8 +114,14 @@ for entry in "${tests[@]}"; do
 
         start=$SECONDS
         rc=0
-        timeout -k 10 "$run_timeout" "${mpirun[@]}" "${fixed_args[@]}" "${x_args[@]}" \
-            "${mpi_args[@]}" -np "$np" "$bindir/$name" > "$log" 2>&1 || rc=$?
+        timeout -k 10 $((run_timeout + 90)) "${mpirun[@]}" "${fixed_args[@]}" "${x_args[@]}" \
+            "${mpi_args[@]}" -np "$np" "$bindir/$name" > "$log" 2>&1 &
+        run=$!
+        (sleep "$run_timeout" && dump_stacks "$bindir/$name" && kill "$run") >> "$log" 2>&1 &
+        watch=$!
+        wait "$run" || rc=$?
+        pkill -P "$watch" sleep 2>/dev/null || true
+        wait "$watch" 2>/dev/null || true
         elapsed=$((SECONDS - start))
 
         if [ "$rc" -eq 0 ] && grep -q "^PASS $name\( \|\$\)" "$log"; then
@@ -114,7 +132,9 @@ for entry in "${tests[@]}"; do
             echo "SKIP $label: ${reason:-exit code 77}"
             skipped=$((skipped + 1))
         else
-            if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+            if grep -q "^=== stacks of " "$log"; then
+                reason="timed out after ${run_timeout}s (the ranks' stacks are in the log)"
+            elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] || [ "$rc" -eq 143 ]; then
                 reason="timed out after ${run_timeout}s"
             elif [ "$rc" -eq 0 ]; then
                 reason="exit code 0 but no 'PASS $name' line"
