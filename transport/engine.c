@@ -39,6 +39,17 @@ static const loom_chan_t loom_chan_am = {
     "active message", loom_am_chan_send, NULL, NULL
 };
 
+/* An engine message of a peer, delivered once and in order (wire.h):
+ * handed to the layer of its kind (an unknown kind is refused there). */
+static void loom_engine_msg_recv(loom_peer_t *peer, int rail, const void *data, size_t length)
+{
+    if (length > 0 && LOOM_WIRE_COUNTER_ADD == *(const uint8_t *)data) {
+        loom_counter_recv(peer, rail, data, length);
+    } else {
+        loom_atomic_recv(peer, rail, data, length);
+    }
+}
+
 /* What runs from progress after the UCT worker, in this order: failures
  * first (nothing goes on a rail found failed), messages of new peers, the
  * eager rings, the queues, then the watches and timers. */
@@ -48,6 +59,7 @@ static void loom_engine_pollers(loom_engine_t *engine)
     loom_progress_register(engine, loom_msg_strangers_progress);
     loom_progress_register(engine, loom_early_connects_progress);
     loom_progress_register(engine, loom_eager_progress);
+    loom_progress_register(engine, loom_push_notices_progress);
     loom_progress_register(engine, loom_progress_queues);
     loom_progress_register(engine, loom_rail_watch);
     loom_progress_register(engine, loom_tcp_liveness_sweep);
@@ -87,11 +99,12 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     engine->am_handlers      = loom_am_handlers;
     engine->am_handler_count = loom_am_handler_count;
     engine->ep_error         = loom_rail_error;
-    engine->engine_recv      = loom_atomic_recv;
+    engine->engine_recv      = loom_engine_msg_recv;
     loom_hash_init(&engine->peers);
     loom_hash_init(&engine->regions);
     loom_hash_init(&engine->requests);
     loom_hash_init(&engine->early_connects);
+    loom_push_cond_init(engine);
     ucs_list_head_init(&engine->eager.active);
     ucs_list_head_init(&engine->acks_owed);
     ucs_list_head_init(&engine->busy_peers);
@@ -210,6 +223,7 @@ void loom_engine_destroy(loom_engine_t *engine)
     }
     loom_stripe_free_all(engine);
     loom_msg_strangers_free(engine);
+    loom_push_cond_fini(engine);
     while (!ucs_list_is_empty(&engine->owned_ops)) {
         loom_op_free_owned(engine, ucs_list_head(&engine->owned_ops, loom_op_t, owned_link));
     }

@@ -22,6 +22,7 @@ const char *loom_strerror(int rc)
     case LOOM_ERR_STALE_KEY: return "remote key refused (unknown or stale)";
     case LOOM_ERR_RANGE:     return "remote address outside the registered region";
     case LOOM_ERR_NOT_FOUND: return "not found";
+    case LOOM_ERR_CANCELLED: return "cancelled (its counter was released)";
     default:                 return "unknown error";
     }
 }

@@ -292,6 +292,47 @@ struct loom_region {
                                       come from the registration cache */
 };
 
+/* Counters that conditional pushes wait on, and the pushes waiting
+ * (push_cond.c); notices for the upper layer wait for full progress. */
+typedef struct loom_counter {
+    uint64_t        value;
+    ucs_list_link_t waiting;     /* loom_push_waiting_t, in arrival order */
+} loom_counter_t;
+
+typedef struct loom_push_waiting {
+    ucs_list_link_t link;
+    uint64_t        counter;
+    uint64_t        threshold;
+    int             rail;        /* it came by; -1: this process asked */
+    size_t          length;
+    uint8_t         msg[];       /* the request as it came */
+} loom_push_waiting_t;
+
+/* A notice kept: one of ours to ourselves, taken from progress (a serve's
+ * end would otherwise fire the pushes waiting on it from inside its own
+ * completion), or one for the upper layer, waiting for full progress. */
+typedef struct loom_notice_held {
+    ucs_list_link_t       link;
+    loom_wire_push_done_t done;
+} loom_notice_held_t;
+
+typedef struct loom_push_engine {
+    loom_hash_t       counters;  /* id -> loom_counter_t */
+    ucs_list_link_t   own;       /* loom_notice_held_t: our notices to ourselves */
+    ucs_list_link_t   notices;   /* loom_notice_held_t, for push_notice_cb */
+    unsigned          held;      /* notices held in both lists */
+    loom_push_stats_t stats;
+} loom_push_engine_t;
+
+/* A serve's notices, kept in its op's msg (a serve sends no message of
+ * its own): told when it ends. */
+typedef struct loom_serve_notices {
+    uint64_t              requester;
+    uint32_t              count;
+    uint32_t              reserved;
+    loom_wire_notice_to_t to[LOOM_WIRE_NOTICES_MAX];
+} loom_serve_notices_t;
+
 /* Work a layer does from progress; returns how much it found. */
 typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 #define LOOM_POLLERS_MAX 16
@@ -343,6 +384,7 @@ struct loom_engine {
     unsigned             closes_pending; /* failed endpoints to close (rejoin.c) */
     uint64_t             next_rejoin;  /* when failed rails are looked at next */
     loom_eager_engine_t  eager;
+    loom_push_engine_t   push;
     loom_rcaches_t       rcaches;
     loom_tcp_liveness_t  tcp_live;
     const struct loom_am_handler *am_handlers; /* the receiver of each AM id */
@@ -600,7 +642,35 @@ void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t leng
 void loom_rdma_account(loom_op_t *op);
 void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
                          uint64_t request_id, uint64_t length, int rc, bool refusal);
+/* A push's end told to its notices (from its request, or a serve's copy). */
+void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *notices,
+                            int rail, uint64_t request_id, uint64_t length, int rc);
+/* Our push request's answer (PUSH_DONE, or our own serve's end): the op it
+ * names completes, if it still waits for exactly that. */
+void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_t request_id,
+                        uint64_t length, int rc);
 void loom_rdma_complete(loom_op_t *op, int rc);
+
+/* push_serve.c */
+/* A push request, from a peer (by rail) or of this process (rail -1),
+ * checked whole (header, notices, keys, bounds) and served now. */
+void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t length);
+/* Refused: its notify_proc and notices are told why. */
+void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t length,
+                      int rc);
+/* The request's notices, or NULL with an error for a malformed request. */
+int  loom_push_req_notices(const void *data, size_t length, loom_serve_notices_t *notices,
+                           const uint8_t **key_p, size_t *key_len_p);
+
+/* push_cond.c */
+ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
+void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t length);
+void loom_push_notice_recv(loom_engine_t *engine, int rail, const loom_wire_push_done_t *done);
+void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
+int  loom_push_notices_progress(loom_engine_t *engine);
+void loom_push_peer_gone(loom_engine_t *engine, uint64_t name);
+void loom_push_cond_init(loom_engine_t *engine);
+void loom_push_cond_fini(loom_engine_t *engine);
 
 /* checked_put.c */
 int  loom_checked_put_advance(loom_op_t *op);
@@ -608,7 +678,6 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
 ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* rdma.c */
-ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
@@ -619,6 +688,9 @@ void loom_serves_peer_closed(loom_peer_t *peer);
 int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *local,
                     loom_region_t *local_region, uint64_t remote_addr,
                     const loom_wire_key_t *key, size_t length);
+/* A push request of ours, built in op->msg from args (dst_key packed),
+ * registered as waiting for its answer. */
+int  loom_push_req_build(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args);
 
 /* stripe.c */
 bool loom_stripe_wanted(loom_peer_t *peer, size_t length);

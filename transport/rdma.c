@@ -1,6 +1,7 @@
 /*
  * RDMA: put, get, and the push request that emulates get on rails without
- * one (and can later name a third process as destination).
+ * one (the owner's side of a push request is push_serve.c; pushes that
+ * name a third process, push.c).
  *
  * Completion is only reported once the data is visible where it went: a put
  * is followed by an endpoint flush (remote completion); a push is reported
@@ -37,6 +38,59 @@ static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, int rail, void *l
     return LOOM_OK;
 }
 
+/* Our push request in op->msg: the fixed part, the notices, then the
+ * destination's key.  src_key is the owner's key, already parsed. */
+int loom_push_req_build(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args)
+{
+    loom_wire_push_req_t *req = (loom_wire_push_req_t *)op->msg;
+    size_t list_len = (size_t)args->notice_count * sizeof(loom_wire_notice_to_t);
+    loom_wire_notice_to_t to;
+    loom_wire_key_t fields;
+    unsigned i;
+
+    if (args->notice_count > LOOM_WIRE_NOTICES_MAX ||
+        sizeof(*req) + list_len + args->dst_key_size > LOOM_OP_MSG_MAX) {
+        loom_log(engine, LOOM_LOG_ERROR, "a push request with %u notices and a key of %zu "
+                 "bytes: at most %d notices and %d bytes in all", args->notice_count,
+                 args->dst_key_size, LOOM_WIRE_NOTICES_MAX, LOOM_OP_MSG_MAX);
+        return LOOM_ERR_INVALID;
+    }
+    memset(req, 0, sizeof(*req));
+    loom_wire_hdr_fill(&req->hdr, LOOM_WIRE_PUSH_REQ, 0,
+                       sizeof(*req) + list_len + args->dst_key_size);
+    op->id              = engine->next_request_id++;
+    req->request_id     = loom_le64(op->id);
+    req->requester      = loom_le64(engine->config.name);
+    req->dest_proc      = loom_le64(args->dest);
+    req->notify_proc    = loom_le64(engine->config.name);
+    req->src_addr       = loom_le64(args->src_addr);
+    req->dst_addr       = loom_le64(args->dst_addr);
+    req->length         = loom_le64((uint64_t)args->length);
+    fields = loom_key_fields(args->src_key);
+    req->src_region_id  = fields.region_id; /* both little-endian already */
+    req->src_epoch      = fields.epoch;
+    req->notice_count   = loom_le16((uint16_t)args->notice_count);
+    req->cond_counter   = loom_le64(args->cond_counter);
+    req->cond_threshold = loom_le64(args->cond_threshold);
+    for (i = 0; i < args->notice_count; ++i) {
+        to.proc    = loom_le64(args->notices[i].proc);
+        to.counter = loom_le64(args->notices[i].counter);
+        memcpy(op->msg + sizeof(*req) + i * sizeof(to), &to, sizeof(to));
+    }
+    memcpy(op->msg + sizeof(*req) + list_len, args->dst_key, args->dst_key_size);
+    op->msg_len = sizeof(*req) + list_len + args->dst_key_size;
+    op->length  = args->length;
+    op->notify  = args->dest;
+    if (args->dest == engine->config.name) {
+        /* the owner's checked write to us completes it (checked_put.c) */
+        op->local = (void *)(uintptr_t)args->dst_addr;
+    }
+    if (0 != loom_hash_put(&engine->requests, op->id, op)) {
+        return LOOM_ERR_NOMEM;
+    }
+    return LOOM_OK;
+}
+
 /* Get by push request: the owner puts the data to us, on the rail the
  * request went by, and tells us. */
 static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *local,
@@ -44,9 +98,9 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
                           const loom_wire_key_t *key, size_t length)
 {
     loom_engine_t *engine = peer->engine;
-    loom_wire_push_req_t *req = (loom_wire_push_req_t *)op->msg;
     size_t key_size = loom_key_size(engine);
-    loom_wire_key_t fields;
+    uint8_t dst_key[LOOM_OP_MSG_MAX];
+    loom_push_args_t args;
     int rc;
 
     if (NULL == local_region) {
@@ -55,32 +109,27 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
         return LOOM_ERR_INVALID;
     }
     rc = loom_rdma_prepare(peer, op, rail, local, local_region, remote_addr, length);
+    if (LOOM_OK == rc) {
+        rc = loom_key_pack(local_region, dst_key, key_size);
+    }
     if (LOOM_OK != rc) {
         return rc;
     }
-    memset(req, 0, sizeof(*req));
-    loom_wire_hdr_fill(&req->hdr, LOOM_WIRE_PUSH_REQ, 0, sizeof(*req) + key_size);
-    op->id             = engine->next_request_id++;
-    req->request_id    = loom_le64(op->id);
-    req->requester     = loom_le64(engine->config.name);
-    req->dest_proc     = loom_le64(engine->config.name);
-    req->notify_proc   = loom_le64(engine->config.name);
-    req->src_addr      = loom_le64(remote_addr);
-    req->dst_addr      = loom_le64((uint64_t)(uintptr_t)local);
-    req->length        = loom_le64((uint64_t)length);
-    fields = loom_key_fields(key);
-    req->src_region_id = fields.region_id; /* both little-endian already */
-    req->src_epoch     = fields.epoch;
-    rc = loom_key_pack(local_region, req + 1, key_size);
+    memset(&args, 0, sizeof(args));
+    args.owner        = peer->name;
+    args.src_addr     = remote_addr;
+    args.src_key      = key;
+    args.dest         = engine->config.name;
+    args.dst_addr     = (uint64_t)(uintptr_t)local;
+    args.dst_key      = dst_key;
+    args.dst_key_size = key_size;
+    args.length       = length;
+    rc = loom_push_req_build(engine, op, &args);
     if (LOOM_OK != rc) {
         return rc;
-    }
-    if (0 != loom_hash_put(&engine->requests, op->id, op)) {
-        return LOOM_ERR_NOMEM;
     }
     loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
-    op->rail    = rail;
-    op->msg_len = sizeof(*req) + key_size;
+    op->rail = rail;
     return loom_op_submit(peer, op, loom_rdma_advance, loom_rdma_complete);
 }
 
@@ -323,145 +372,22 @@ void loom_serves_peer_closed(loom_peer_t *peer)
 
 /* ---- receive side ------------------------------------------------------------ */
 
-ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags)
-{
-    loom_rail_t *rail = arg;
-    loom_engine_t *engine = rail->engine;
-    loom_wire_push_req_t req;
-    const loom_wire_key_t *dst_key;
-    loom_wire_key_t dst_fields;
-    loom_peer_t *dest, *notify;
-    loom_region_t *region = NULL;
-    uct_rkey_bundle_t rkey;
-    loom_op_t *op;
-    int rc, dest_rail;
-
-    (void)flags;
-    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_REQ,
-                             sizeof(req) + sizeof(loom_wire_key_t))) {
-        return UCS_OK;
-    }
-    memcpy(&req, data, sizeof(req));
-    dest   = loom_peer_lookup(engine, loom_from_le64(req.dest_proc));
-    notify = loom_peer_lookup(engine, loom_from_le64(req.notify_proc));
-    if (NULL == notify) {
-        ++rail->stats.refused;
-        loom_log(engine, LOOM_LOG_WARN, "refused a push request whose process to notify "
-                 "(%#llx) is not connected", (unsigned long long)loom_from_le64(req.notify_proc));
-        return UCS_OK;
-    }
-    rc = loom_key_parse(engine, (const uint8_t *)data + sizeof(req), length - sizeof(req),
-                        &dst_key);
-    if (LOOM_OK == rc && NULL == dest) {
-        rc = LOOM_ERR_INVALID;
-    }
-    if (LOOM_OK == rc && !loom_key_covers(dst_key, loom_from_le64(req.dst_addr),
-                                         loom_from_le64(req.length))) {
-        rc = LOOM_ERR_RANGE; /* the destination checks again where it can */
-    }
-    if (LOOM_OK == rc) {
-        rc = loom_region_check(engine, loom_from_le64(req.src_region_id),
-                               loom_from_le32(req.src_epoch), loom_from_le64(req.src_addr),
-                               loom_from_le64(req.length), &region);
-    }
-    if (LOOM_OK == rc && !(region->access & LOOM_ACCESS_REMOTE_READ)) {
-        rc = LOOM_ERR_STALE_KEY; /* registered without remote read */
-    }
-    /* A requester reading into its own memory is served on the rail its
-     * request came by: a striped get spreads its pushes over the rails. */
-    dest_rail = (NULL == dest) ? 0
-              : (dest->name == loom_from_le64(req.requester) &&
-                 dest->rails[rail->index].usable) ? rail->index
-              : loom_peer_rdma_rail(dest);
-    /* the rail that will carry it, not the one the request came by */
-    if (LOOM_OK == rc && loom_from_le64(req.length) > engine->rails[dest_rail].info.put_max) {
-        rc = LOOM_ERR_INVALID;
-    }
-    if (LOOM_OK == rc && dest->serves >= LOOM_PUSH_WINDOW) {
-        loom_msg_over_limit(engine, rail->index, loom_from_le64(req.requester),
-                            "a push request");
-        rc = LOOM_ERR_INVALID;
-    }
-    if (LOOM_OK == rc) {
-        rc = loom_key_rkey(engine, dst_key, dest_rail, &rkey);
-    }
-    if (LOOM_OK != rc) {
-        ++rail->stats.refused;
-        /* a region gone is what a late request of a failed rail's old
-         * connection, or one of a re-driven get, meets: no news */
-        loom_log(engine, (LOOM_ERR_NOT_FOUND == rc || LOOM_ERR_STALE_KEY == rc) ? LOOM_LOG_INFO
-                                                                                : LOOM_LOG_WARN,
-                 "refused a push request of %llu bytes from "
-                 "%#llx: %s", (unsigned long long)loom_from_le64(req.length),
-                 (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
-        loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id),
-                            0, rc, true);
-        return UCS_OK;
-    }
-    op = loom_op_alloc_ctrl(engine);
-    if (NULL == op) {
-        uct_rkey_release(engine->rails[dest_rail].component, &rkey);
-        loom_push_done_send(engine, notify->name, rail->index, loom_from_le64(req.request_id), 0,
-                            LOOM_ERR_NOMEM, true);
-        return UCS_OK;
-    }
-    loom_op_start(dest, op, LOOM_OP_SERVE, LOOM_STAGE_ISSUE);
-    ++dest->serves;
-    op->rail       = dest_rail;
-    op->rkey       = rkey;
-    op->rkey_valid = true;
-    op->local      = (void *)(uintptr_t)loom_from_le64(req.src_addr);
-    op->remote     = loom_from_le64(req.dst_addr);
-    op->length     = loom_from_le64(req.length);
-    op->memh       = region->memh[dest_rail];
-    loom_serve_bind(op, region);
-    op->id         = loom_from_le64(req.request_id);
-    dst_fields        = loom_key_fields(dst_key);
-    op->remote_region = loom_from_le64(dst_fields.region_id);
-    op->remote_epoch  = dst_fields.epoch;
-    op->notify     = notify->name;
-    /* Issued from progress, not from inside this UCT callback. */
-    loom_op_queue(dest, op);
-    return UCS_OK;
-}
-
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
     loom_wire_push_done_t done;
-    loom_op_t *op;
-    int rc;
 
     (void)flags;
     if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_DONE, sizeof(done))) {
         return UCS_OK;
     }
     memcpy(&done, data, sizeof(done));
-    op = loom_hash_get(&rail->engine->requests, loom_from_le64(done.request_id));
-    rc = loom_wire_to_rc(loom_from_le32(done.status));
-    if (NULL == op || LOOM_OP_PUSH_REQ != op->kind || op->stage != LOOM_STAGE_WAIT ||
-        op->peer->name != loom_from_le64(done.sender) ||
-        (LOOM_OK == rc && loom_from_le64(done.length) != op->length)) {
-        ++rail->stats.refused;
-        /* unknown: a request failed with its rail (and re-driven) or given
-         * up; its late answer is no news */
-        loom_log(rail->engine, (NULL == op) ? LOOM_LOG_INFO : LOOM_LOG_WARN,
-                 "refused a push completion for %s request %llu",
-                 (NULL == op) ? "unknown" : "mismatched",
-                 (unsigned long long)loom_from_le64(done.request_id));
-        return UCS_OK;
+    if (done.hdr.flags & LOOM_WIRE_FLAG_NOTICE) {
+        loom_push_notice_recv(rail->engine, rail->index, &done);
+    } else {
+        loom_push_answered(rail->engine, rail->index, loom_from_le64(done.sender),
+                           loom_from_le64(done.request_id), loom_from_le64(done.length),
+                           loom_wire_to_rc(loom_from_le32(done.status)));
     }
-    loom_hash_remove(&rail->engine->requests, op->id);
-    if (LOOM_ERR_IO == rc && !op->peer->rails[op->rail].failed) {
-        /* the owner's write back to us on that rail broke: so did the rail
-         * (the owner's notice may still be on its way), and a striped chunk
-         * is then placed again on another */
-        loom_peer_fail_rail(op->peer, op->rail, UCS_ERR_IO_ERROR);
-    }
-    if (LOOM_OK != rc && LOOM_ERR_IO != rc) {
-        loom_log(rail->engine, LOOM_LOG_ERROR, "peer %#llx refused our get of %zu bytes: %s",
-                 (unsigned long long)op->peer->name, op->length, loom_strerror(rc));
-    }
-    loom_rdma_complete(op, rc);
     return UCS_OK;
 }

@@ -4,9 +4,17 @@
  */
 #include "loom_internal.h"
 
+#include <stdlib.h>
+
 void loom_rdma_account(loom_op_t *op)
 {
-    loom_rail_stats_t *stats = &op->peer->engine->rails[op->rail].stats;
+    loom_rail_stats_t *stats;
+
+    if (op->rail < 0 || (LOOM_OP_PUSH_REQ == op->kind &&
+                         op->notify != op->peer->engine->config.name)) {
+        return; /* a push between other processes: in the push statistics */
+    }
+    stats = &op->peer->engine->rails[op->rail].stats;
 
     switch (op->kind) {
     case LOOM_OP_PUT:
@@ -33,6 +41,10 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
     loom_peer_t *notify = loom_peer_lookup(engine, notify_name);
     loom_wire_push_done_t done;
 
+    if (notify_name == engine->config.name) {
+        loom_push_answered(engine, -1, notify_name, request_id, length, rc); /* ours */
+        return;
+    }
     if (NULL == notify) {
         /* it disconnected meanwhile: nobody waits for the notice */
         loom_log(engine, LOOM_LOG_INFO, "push request %llu: process %#llx to notify is gone",
@@ -55,6 +67,89 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
     }
 }
 
+/* Notices are loom's own news, not answers to a request: each goes as a
+ * control message; one to ourselves waits for progress (push_cond.c). */
+void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *notices,
+                            int rail, uint64_t request_id, uint64_t length, int rc)
+{
+    loom_wire_push_done_t done;
+    loom_peer_t *peer;
+    uint32_t i;
+
+    memset(&done, 0, sizeof(done));
+    loom_wire_hdr_fill(&done.hdr, LOOM_WIRE_PUSH_DONE, 0, sizeof(done));
+    done.hdr.flags  = LOOM_WIRE_FLAG_NOTICE;
+    done.sender     = loom_le64(engine->config.name);
+    done.request_id = loom_le64(request_id);
+    done.length     = loom_le64(length);
+    done.status     = loom_le32(loom_rc_to_wire(rc));
+    done.requester  = loom_le64(notices->requester);
+    for (i = 0; i < notices->count; ++i) {
+        done.counter = loom_le64(notices->to[i].counter);
+        ++engine->push.stats.notices_sent;
+        if (notices->to[i].proc == engine->config.name) {
+            loom_notice_held_t *own = malloc(sizeof(*own));
+
+            if (NULL == own) {
+                loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping a notice of push "
+                         "request %llu to this process", (unsigned long long)request_id);
+                continue;
+            }
+            own->done = done;
+            ucs_list_add_tail(&engine->push.own, &own->link);
+            ++engine->push.held;
+            continue;
+        }
+        peer = loom_peer_lookup(engine, notices->to[i].proc);
+        if (NULL == peer) {
+            loom_log(engine, LOOM_LOG_INFO, "push request %llu: process %#llx to tell is "
+                     "gone", (unsigned long long)request_id,
+                     (unsigned long long)notices->to[i].proc);
+            continue;
+        }
+        (void)loom_ctrl_send(peer, (rail >= 0 && peer->rails[rail].usable) ? rail
+                                                                           : peer->am_rail,
+                             &done, sizeof(done));
+    }
+}
+
+void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_t request_id,
+                        uint64_t length, int rc)
+{
+    loom_op_t *op = loom_hash_get(&engine->requests, request_id);
+    bool local = rail < 0;
+
+    if (NULL == op || LOOM_OP_PUSH_REQ != op->kind || op->stage != LOOM_STAGE_WAIT ||
+        (op->rail < 0) != local || (!local && op->peer->name != owner) ||
+        (LOOM_OK == rc && length != op->length)) {
+        if (!local) {
+            ++engine->rails[rail].stats.refused;
+        }
+        /* unknown: a request failed with its rail (and re-driven) or given
+         * up; its late answer is no news */
+        loom_log(engine, (NULL == op) ? LOOM_LOG_INFO : LOOM_LOG_WARN,
+                 "refused a push completion for %s request %llu",
+                 (NULL == op) ? "unknown" : "mismatched", (unsigned long long)request_id);
+        return;
+    }
+    loom_hash_remove(&engine->requests, op->id);
+    if (!local && LOOM_ERR_IO == rc && !op->peer->rails[op->rail].failed) {
+        /* the owner's write back to us on that rail broke: so did the rail
+         * (the owner's notice may still be on its way), and a striped chunk
+         * is then placed again on another */
+        loom_peer_fail_rail(op->peer, op->rail, UCS_ERR_IO_ERROR);
+    }
+    if (LOOM_OK != rc && LOOM_ERR_IO != rc && op->notify == engine->config.name) {
+        loom_log(engine, LOOM_LOG_ERROR, "peer %#llx refused our get of %zu bytes: %s",
+                 (unsigned long long)op->peer->name, op->length, loom_strerror(rc));
+    } else if (LOOM_OK != rc && LOOM_ERR_IO != rc) {
+        loom_log(engine, LOOM_LOG_ERROR, "%s refused our push of %zu bytes to %#llx: %s",
+                 local ? "this process" : "the owner", op->length,
+                 (unsigned long long)op->notify, loom_strerror(rc));
+    }
+    loom_rdma_complete(op, rc);
+}
+
 void loom_rdma_complete(loom_op_t *op, int rc)
 {
     loom_checked_put_forget(op); /* a late acknowledgement finds nothing */
@@ -67,6 +162,13 @@ void loom_rdma_complete(loom_op_t *op, int rc)
             loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc,
                                 false);
         }
+    }
+    if (LOOM_OP_SERVE == op->kind) {
+        loom_serve_notices_t notices;
+
+        memcpy(&notices, op->msg, sizeof(notices));
+        loom_push_notices_send(op->peer->engine, &notices, op->rail, op->id,
+                               (LOOM_OK == rc) ? op->length : 0, rc);
     }
     loom_op_finish(op, rc);
 }

@@ -125,6 +125,7 @@ void loom_peer_disconnect(loom_peer_t *peer)
     loom_peer_failures_forget(peer);
     loom_peer_close_eps(peer);
     loom_hash_remove(&engine->peers, peer->name);
+    loom_push_peer_gone(engine, peer->name); /* its waiting pushes: nobody asks any more */
     loom_eager_peer_fini(peer); /* nothing can land in its rings now */
     loom_msg_peer_fini(peer);
     free(peer->addr_blob);

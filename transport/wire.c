@@ -76,6 +76,7 @@ int loom_wire_to_rc(uint32_t status)
     case LOOM_WIRE_STALE_KEY:    return LOOM_ERR_STALE_KEY;
     case LOOM_WIRE_OUT_OF_RANGE: return LOOM_ERR_RANGE;
     case LOOM_WIRE_BAD_REQUEST:  return LOOM_ERR_INVALID;
+    case LOOM_WIRE_CANCELLED:    return LOOM_ERR_CANCELLED;
     default:                     return LOOM_ERR_IO;
     }
 }
@@ -88,6 +89,7 @@ uint32_t loom_rc_to_wire(int rc)
     case LOOM_ERR_STALE_KEY: return LOOM_WIRE_STALE_KEY;
     case LOOM_ERR_RANGE:     return LOOM_WIRE_OUT_OF_RANGE;
     case LOOM_ERR_INVALID:   return LOOM_WIRE_BAD_REQUEST;
+    case LOOM_ERR_CANCELLED: return LOOM_WIRE_CANCELLED;
     default:                 return LOOM_WIRE_IO_ERROR;
     }
 }

@@ -33,6 +33,7 @@ enum {
     LOOM_ERR_STALE_KEY = -6, /* remote key refused */
     LOOM_ERR_RANGE     = -7, /* remote address outside the region */
     LOOM_ERR_NOT_FOUND = -8,
+    LOOM_ERR_CANCELLED = -9, /* a conditional push whose counter was released */
 };
 
 const char *loom_strerror(int rc);
@@ -121,6 +122,10 @@ typedef void (*loom_log_cb_t)(void *ctx, int level, const char *msg);
 /* Called once when every rail to a peer failed while work to it was pending:
  * nothing can reach it any more.  msg names the peer and its rails. */
 typedef void (*loom_peer_lost_cb_t)(void *ctx, loom_peer_t *peer, const char *msg);
+/* A process of a push's notices learns that the push ended (from
+ * loom_engine_progress, never from quiet progress). */
+typedef struct loom_push_notice loom_push_notice_t;
+typedef void (*loom_push_notice_cb_t)(void *ctx, const loom_push_notice_t *notice);
 /* A message came from a process not connected yet: connect to it now if
  * its address can be found (loom_peer_connect), so that its messages are
  * delivered in order and acknowledged; NULL if it cannot. */
@@ -184,6 +189,9 @@ typedef struct loom_engine_config {
     loom_log_cb_t  log_cb;
     loom_peer_lost_cb_t peer_lost_cb;
     loom_peer_find_cb_t peer_find_cb;
+    loom_push_notice_cb_t push_notice_cb;
+    unsigned      push_counters_max; /* counters a process keeps, 0: 4096 */
+    unsigned      push_waiting_max;  /* pushes waiting on counters here, 0: 4096 */
     void          *cb_ctx;
     int           verbose;      /* highest loom_log level passed to log_cb */
 } loom_engine_config_t;
@@ -205,7 +213,8 @@ struct loom_op {
     int            status;
     uct_completion_t comp;
     uint64_t       id;
-    uint64_t       notify;     /* serve: name of the process to notify */
+    uint64_t       notify;     /* serve: name of the process to notify;
+                                  push request: its destination */
     void          *local;
     uint64_t       remote;
     size_t         length;
@@ -400,6 +409,90 @@ int loom_local_get(loom_engine_t *engine, void *local, uint64_t remote_addr,
 int loom_local_atomic(loom_engine_t *engine, int atomic_op, unsigned size,
                       uint64_t remote_addr, const void *remote_key, size_t remote_key_size,
                       uint64_t operand, uint64_t compare, void *result);
+
+/* --- third-party and conditional pushes ------------------------------- */
+/*
+ * A push moves length bytes of the owner's memory (src_addr, in the region
+ * of the owner's packed key src_key) into the destination's memory
+ * (dst_addr, in the region of the destination's packed key dst_key, which
+ * must give remote write access).  The owner is a connected peer (a
+ * third-party push: this process asks, another sends, a third receives) or
+ * this process itself.  The owner checks its key, the destination checks
+ * its own (its NIC, or loom on rails without memory protection).
+ *
+ * When the data is visible at the destination, or the push was refused,
+ * op's callback runs here, and every process of notices (at most
+ * LOOM_PUSH_NOTICES_MAX, connected to the owner) gets a loom_push_notice_t
+ * (config.push_notice_cb, from loom_engine_progress) naming this request;
+ * a notice with a counter other than 0 adds one to that counter of the
+ * receiving process when the push succeeded.
+ *
+ * With cond_counter other than 0 the push waits at the owner until the
+ * owner's counter of that id reached cond_threshold; waiting pushes fire in
+ * the order they arrived.  Counters grow by notices, by loom_counter_add
+ * (here) and loom_counter_add_remote (at a peer); loom_counter_release
+ * drops a counter and cancels what waits on it (LOOM_ERR_CANCELLED, told to
+ * the requester and its notices).  Counters and waiting pushes are bounded
+ * (config.push_counters_max, push_waiting_max): beyond, a push is refused.
+ */
+#define LOOM_PUSH_NOTICES_MAX 8
+typedef struct loom_push_notice_to {
+    uint64_t proc;        /* process told */
+    uint64_t counter;     /* its counter to add one to, 0: none */
+} loom_push_notice_to_t;
+
+typedef struct loom_push_args {
+    uint64_t    owner;          /* process whose memory is pushed */
+    uint64_t    src_addr;
+    const void *src_key;        /* the owner's packed key (loom_key_pack) */
+    size_t      src_key_size;
+    uint64_t    dest;           /* process that receives the data */
+    uint64_t    dst_addr;
+    const void *dst_key;        /* the destination's packed key */
+    size_t      dst_key_size;
+    size_t      length;
+    uint64_t    cond_counter;   /* 0: push at once */
+    uint64_t    cond_threshold;
+    const loom_push_notice_to_t *notices;
+    unsigned    notice_count;
+} loom_push_args_t;
+
+/* What a process of a push's notices learns. */
+struct loom_push_notice {
+    uint64_t requester;   /* who asked for the push */
+    uint64_t request_id;  /* its request (loom_push_request_id of its op) */
+    uint64_t owner;       /* who sent the data */
+    uint64_t counter;     /* the counter it added one to (on success), or 0 */
+    size_t   length;      /* bytes placed */
+    int      status;      /* LOOM_OK or why the push failed */
+};
+
+/* LOOM_INPROGRESS (the callback follows) or an error (no callback). */
+int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args);
+/* The id notices of op's push name (set by loom_push). */
+uint64_t loom_push_request_id(const loom_op_t *op);
+int loom_counter_add(loom_engine_t *engine, uint64_t counter, uint64_t amount);
+/* Adds at the peer, once, in order with this process's messages to it. */
+int loom_counter_add_remote(loom_peer_t *peer, uint64_t counter, uint64_t amount);
+/* The counter's value (0 for a counter that does not exist). */
+uint64_t loom_counter_value(const loom_engine_t *engine, uint64_t counter);
+/* Drops the counter; returns how many waiting pushes it cancelled. */
+unsigned loom_counter_release(loom_engine_t *engine, uint64_t counter);
+
+typedef struct loom_push_stats {
+    unsigned long requested;   /* pushes this process asked for */
+    unsigned long served;      /* pushes this process sent as the owner */
+    unsigned long waited;      /* of those, pushes that waited on a counter */
+    unsigned long fired;       /* waiting pushes whose counter reached the threshold */
+    unsigned long cancelled;   /* waiting pushes cancelled by a release or a peer gone */
+    unsigned long refused;     /* push requests refused here (checks, bounds) */
+    unsigned long notices_sent;
+    unsigned long notices_received;
+    unsigned long counter_adds; /* additions to this process's counters */
+    unsigned long waiting;     /* pushes waiting here now */
+    unsigned long counters;    /* counters here now */
+} loom_push_stats_t;
+const loom_push_stats_t *loom_engine_push_stats(const loom_engine_t *engine);
 
 /* --- eager rings ------------------------------------------------------- */
 /* Phase of the ring our messages to the peer use, and of the ring the peer

@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 7
+#define LOOM_WIRE_VERSION 8
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -260,8 +260,12 @@ typedef struct loom_wire_key {
  * Push request: ask the owner of src memory to put it into dst memory of
  * dest_proc and to notify notify_proc when the data has landed.  A get is a
  * push whose destination and notified process are the requester itself; a
- * third party transfer names another process.  Followed by the destination
- * key (loom_wire_key_t plus its slots).
+ * third party transfer names another process.  notice_count entries
+ * (loom_wire_notice_to_t) follow: more processes told when the push ended,
+ * each by a PUSH_DONE with LOOM_WIRE_FLAG_NOTICE that may add one to a
+ * counter of theirs.  A request with cond_counter other than 0 waits at the
+ * owner until the owner's counter of that id reached cond_threshold.  The
+ * destination key (loom_wire_key_t plus its slots) comes last.
  */
 typedef struct loom_wire_push_req {
     loom_wire_hdr_t hdr;
@@ -274,8 +278,18 @@ typedef struct loom_wire_push_req {
     uint64_t length;
     uint64_t src_region_id;
     uint32_t src_epoch;
-    uint32_t reserved;
+    uint16_t notice_count; /* at most LOOM_WIRE_NOTICES_MAX */
+    uint16_t reserved;
+    uint64_t cond_counter;   /* 0: served at once */
+    uint64_t cond_threshold;
 } loom_wire_push_req_t;
+
+#define LOOM_WIRE_NOTICES_MAX 8
+
+typedef struct loom_wire_notice_to {
+    uint64_t proc;        /* process told */
+    uint64_t counter;     /* its counter that a push served adds one to; 0: none */
+} loom_wire_notice_to_t;
 
 /*
  * Checked write: on a rail whose NIC does not check keys (tcp), a put, or a
@@ -328,7 +342,11 @@ enum loom_wire_status {
     LOOM_WIRE_OUT_OF_RANGE = 3, /* address range outside the region */
     LOOM_WIRE_BAD_REQUEST  = 4, /* malformed, or names an unknown process */
     LOOM_WIRE_IO_ERROR     = 5, /* the transfer itself failed */
+    LOOM_WIRE_CANCELLED    = 6, /* a waiting push whose counter was released */
 };
+
+/* PUSH_DONE to a process of a request's notices (not to its notify_proc). */
+#define LOOM_WIRE_FLAG_NOTICE    0x40u
 
 typedef struct loom_wire_push_done {
     loom_wire_hdr_t hdr;
@@ -337,6 +355,8 @@ typedef struct loom_wire_push_done {
     uint64_t length;      /* bytes placed */
     uint32_t status;      /* enum loom_wire_status */
     uint32_t reserved;
+    uint64_t requester;   /* LOOM_WIRE_FLAG_NOTICE: who asked for the push ... */
+    uint64_t counter;     /* ... and the receiver's counter it adds one to, or 0 */
 } loom_wire_push_done_t;
 
 /*
@@ -400,7 +420,17 @@ typedef struct loom_wire_rail_addr {
 enum loom_wire_engine_msg {
     LOOM_WIRE_ATOMIC_REQ   = 1,
     LOOM_WIRE_ATOMIC_REPLY = 2,
+    LOOM_WIRE_COUNTER_ADD  = 3,
 };
+
+/* Add amount to the receiver's push counter (conditional pushes wait on
+ * counters, transport.h). */
+typedef struct loom_wire_counter_add {
+    uint8_t  kind;         /* LOOM_WIRE_COUNTER_ADD */
+    uint8_t  reserved[7];
+    uint64_t counter;
+    uint64_t amount;
+} loom_wire_counter_add_t;
 
 /*
  * An atomic operation on a 4- or 8-byte integer of the target's region

@@ -41,6 +41,11 @@ double unit_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void unit_set_test_name(const char *test)
+{
+    unit_test_name = test;
+}
+
 static const char *unit_role(void)
 {
     return (NULL != unit_self) ? unit_self->role : "main";

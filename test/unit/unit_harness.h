@@ -86,6 +86,9 @@ void unit_local_open(unit_ctx_t *ctx, const char *role, uint64_t name,
                      const unit_options_t *options);
 void unit_local_close(unit_ctx_t *ctx);
 
+/* The test's name in failure messages (unit_main sets it). */
+void unit_set_test_name(const char *test);
+
 /* --- failure ------------------------------------------------------------ */
 void unit_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));

@@ -1,0 +1,485 @@
+/*
+ * Third-party and conditional pushes between four processes: A (rank 0)
+ * asks B (rank 1) to push B's memory to C (rank 2), telling any of A, B, C
+ * and D (rank 3); pushes that wait at B on a counter, bumped out of order;
+ * a released counter; the bound on waiting pushes; a process pushing its
+ * own memory with notices; and keys refused at each role.  Every byte that
+ * lands is checked, and so is every byte that must not.
+ */
+#include "loom/wire.h"
+#include "unit_group.h"
+
+#include <stddef.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RANK_A 0
+#define RANK_B 1
+#define RANK_C 2
+#define RANK_D 3
+#define GROUP_SIZE 4
+#define BUF_LEN ((size_t)16 * 1024 * 1024 + 8192)
+#define GUARD_SEED 0x6a7dull
+#define WAITING_MAX 6
+
+typedef struct notices {
+    loom_push_notice_t got[64];
+    unsigned           count;
+} notices_t;
+
+static notices_t notices;
+
+static void notice_cb(void *cb_ctx, const loom_push_notice_t *notice)
+{
+    (void)cb_ctx;
+    CHECK(notices.count < sizeof(notices.got) / sizeof(notices.got[0]));
+    notices.got[notices.count++] = *notice;
+}
+
+static void configure(loom_engine_config_t *config, bool is_parent)
+{
+    (void)is_parent;
+    config->push_notice_cb   = notice_cb;
+    config->push_waiting_max = WAITING_MAX;
+}
+
+typedef struct state {
+    unit_group_t  *group;
+    uint8_t       *buf;      /* every rank: a source and a destination */
+    uint8_t       *ref;      /* what buf holds */
+    loom_region_t *region;   /* buf, all access */
+    unit_remote_t  remote[GROUP_SIZE];
+    uint8_t       *ro_buf;   /* B: readable by B only (no remote read) */
+    loom_region_t *ro_region;
+    unit_remote_t  ro_remote;
+    uint8_t       *wo_buf;   /* C: not remotely writable */
+    loom_region_t *wo_region;
+    unit_remote_t  wo_remote;
+} state_t;
+
+/* One push as every rank sees it. */
+typedef struct push_case {
+    const char *what;
+    int         owner;
+    int         dest;
+    size_t      src_off;
+    size_t      dst_off;
+    size_t      length;
+    unsigned    notify;      /* ranks told: bit per rank */
+    uint64_t    counter;     /* counter of the told ranks, 0 none */
+    int         expect;      /* the requester's status */
+} push_case_t;
+
+static void state_init(state_t *st, unit_group_t *group)
+{
+    loom_engine_t *engine = group->ctx.engine;
+    int r;
+
+    memset(st, 0, sizeof(*st));
+    st->group = group;
+    st->buf   = unit_alloc(BUF_LEN);
+    st->ref   = unit_alloc(BUF_LEN);
+    unit_fill(st->buf, BUF_LEN, GUARD_SEED + (uint64_t)group->rank);
+    memcpy(st->ref, st->buf, BUF_LEN);
+    CHECK_RC(loom_mem_register(engine, st->buf, BUF_LEN, &st->region), LOOM_OK);
+    for (r = 0; r < group->size; ++r) {
+        unit_group_bcast_region(group, r, st->region, st->buf, BUF_LEN, &st->remote[r]);
+    }
+    st->ro_buf = unit_alloc(4096);
+    st->wo_buf = unit_alloc(4096);
+    if (RANK_B == group->rank) {
+        CHECK_RC(loom_mem_register_access(engine, st->ro_buf, 4096, LOOM_ACCESS_LOCAL_WRITE |
+                                          LOOM_ACCESS_REMOTE_WRITE, &st->ro_region), LOOM_OK);
+    }
+    if (RANK_C == group->rank) {
+        CHECK_RC(loom_mem_register_access(engine, st->wo_buf, 4096, LOOM_ACCESS_LOCAL_WRITE |
+                                          LOOM_ACCESS_REMOTE_READ, &st->wo_region), LOOM_OK);
+    }
+    unit_group_bcast_region(group, RANK_B, st->ro_region, st->ro_buf, 4096, &st->ro_remote);
+    unit_group_bcast_region(group, RANK_C, st->wo_region, st->wo_buf, 4096, &st->wo_remote);
+}
+
+static void state_fini(state_t *st)
+{
+    loom_mem_deregister(st->region);
+    if (NULL != st->ro_region) {
+        loom_mem_deregister(st->ro_region);
+    }
+    if (NULL != st->wo_region) {
+        loom_mem_deregister(st->wo_region);
+    }
+    free(st->buf);
+    free(st->ref);
+    free(st->ro_buf);
+    free(st->wo_buf);
+}
+
+static void args_fill(const state_t *st, const push_case_t *pc, loom_push_args_t *args,
+                      loom_push_notice_to_t *to)
+{
+    int r;
+
+    memset(args, 0, sizeof(*args));
+    args->owner        = unit_group_name(pc->owner);
+    args->src_addr     = st->remote[pc->owner].base + pc->src_off;
+    args->src_key      = st->remote[pc->owner].key;
+    args->src_key_size = st->remote[pc->owner].key_size;
+    args->dest         = unit_group_name(pc->dest);
+    args->dst_addr     = st->remote[pc->dest].base + pc->dst_off;
+    args->dst_key      = st->remote[pc->dest].key;
+    args->dst_key_size = st->remote[pc->dest].key_size;
+    args->length       = pc->length;
+    args->notices      = to;
+    for (r = 0; r < GROUP_SIZE; ++r) {
+        if (pc->notify & (1u << r)) {
+            to[args->notice_count].proc      = unit_group_name(r);
+            to[args->notice_count++].counter = pc->counter;
+        }
+    }
+}
+
+/* A notice for this rank, of the request, as expected. */
+static void expect_notice(unit_group_t *group, unsigned before, uint64_t request_id,
+                          const push_case_t *pc, int status)
+{
+    const loom_push_notice_t *n;
+
+    UNIT_WAIT(&group->ctx, notices.count > before);
+    CHECK_UEQ(notices.count, before + 1);
+    n = &notices.got[before];
+    CHECK_UEQ(n->requester, unit_group_name(RANK_A));
+    CHECK_UEQ(n->request_id, request_id);
+    CHECK_UEQ(n->owner, unit_group_name(pc->owner));
+    CHECK_UEQ(n->counter, pc->counter);
+    CHECK_RC(n->status, status);
+    CHECK_UEQ(n->length, (LOOM_OK == status) ? pc->length : 0);
+}
+
+/* The destination holds the source's bytes in the range, and nothing else
+ * changed; or (refused) nothing changed at all. */
+static void check_dest(state_t *st, const push_case_t *pc, bool landed, uint64_t seed)
+{
+    if (landed) {
+        unit_fill(st->ref + pc->dst_off, pc->length, seed);
+    }
+    CHECK_MEM(st->buf, st->ref, BUF_LEN, pc->what);
+}
+
+/* Runs one push at every rank: A asks; the owner, destination and the told
+ * ranks check their side. */
+static void run_case(state_t *st, const push_case_t *pc, uint64_t seed)
+{
+    unit_group_t *group = st->group;
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    unsigned before = notices.count;
+    uint64_t counter_before = loom_counter_value(group->ctx.engine, pc->counter);
+    uint64_t request_id = 0;
+    loom_push_args_t args;
+    int status = 0;
+
+    if (group->rank == pc->owner) {
+        unit_fill(st->buf + pc->src_off, pc->length, seed);
+        unit_fill(st->ref + pc->src_off, pc->length, seed);
+    }
+    unit_group_barrier(group);
+    if (RANK_A == group->rank) {
+        unit_op_t uop;
+
+        unit_op_init(&uop);
+        args_fill(st, pc, &args, to);
+        CHECK_RC(loom_push(group->ctx.engine, &uop.op, &args), LOOM_INPROGRESS);
+        request_id = loom_push_request_id(&uop.op);
+        UNIT_WAIT(&group->ctx, uop.calls > 0);
+        CHECK_EQ(uop.calls, 1);
+        status = uop.status;
+        CHECK_MSG(status == pc->expect, "%s: the push ended with %d (%s), expected %d (%s)",
+                  pc->what, status, loom_strerror(status), pc->expect,
+                  loom_strerror(pc->expect));
+    }
+    unit_group_bcast(group, RANK_A, &request_id, sizeof(request_id));
+    if (pc->notify & (1u << group->rank)) {
+        expect_notice(group, before, request_id, pc, pc->expect);
+        if (0 != pc->counter) {
+            CHECK_UEQ(loom_counter_value(group->ctx.engine, pc->counter),
+                      counter_before + (LOOM_OK == pc->expect));
+        }
+    }
+    if (group->rank == pc->dest) {
+        check_dest(st, pc, LOOM_OK == pc->expect, seed);
+    }
+    unit_group_barrier(group);
+    CHECK_UEQ(notices.count, before + !!(pc->notify & (1u << group->rank)));
+}
+
+static void third_party_sizes(state_t *st)
+{
+    static const size_t sizes[] = {0, 1, 7, 4096, 65539, 1048576 + 5, 16 * 1048576};
+    static const unsigned notify[] = {0, 1u << RANK_C,
+                                      (1u << RANK_A) | (1u << RANK_B) | (1u << RANK_C) |
+                                      (1u << RANK_D)};
+    push_case_t pc;
+    size_t i;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        memset(&pc, 0, sizeof(pc));
+        pc.what    = "third-party push";
+        pc.owner   = RANK_B;
+        pc.dest    = RANK_C;
+        pc.length  = sizes[i];
+        pc.src_off = unit_clip_offset(4096 * i + 3, sizes[i], BUF_LEN);
+        pc.dst_off = unit_clip_offset(8192 * i + 11, sizes[i], BUF_LEN);
+        pc.notify  = notify[i % 3];
+        pc.counter = (i % 2) ? 0x500 + i : 0;
+        run_case(st, &pc, 0x1000 + i);
+    }
+    /* the requester's own memory pushed by itself, telling C and D */
+    memset(&pc, 0, sizeof(pc));
+    pc.what    = "a push of the requester's own memory";
+    pc.owner   = RANK_A;
+    pc.dest    = RANK_C;
+    pc.length  = 300000;
+    pc.src_off = 17;
+    pc.dst_off = 4099;
+    pc.notify  = (1u << RANK_C) | (1u << RANK_D);
+    pc.counter = 0x600;
+    run_case(st, &pc, 0x2000);
+    /* C's memory to A: the requester is the destination (a get), told too */
+    pc.what   = "a push to the requester, told as a notice";
+    pc.owner  = RANK_C;
+    pc.dest   = RANK_A;
+    pc.notify = (1u << RANK_A) | (1u << RANK_B);
+    run_case(st, &pc, 0x2001);
+}
+
+/* Keys refused at each role: nothing lands anywhere, everyone told why. */
+static void refusals(state_t *st)
+{
+    push_case_t pc;
+    unit_remote_t saved;
+    uint64_t bogus;
+
+    memset(&pc, 0, sizeof(pc));
+    pc.owner   = RANK_B;
+    pc.dest    = RANK_C;
+    pc.length  = 3000;
+    pc.notify  = (1u << RANK_C) | (1u << RANK_D);
+    pc.counter = 0x700;
+
+    st->group->ctx.log_quiet = true;
+    saved = st->remote[RANK_B];
+    /* the owner's key with another region id: refused by the owner */
+    bogus = loom_le64(0x7777777);
+    memcpy(st->remote[RANK_B].key + offsetof(loom_wire_key_t, region_id), &bogus, 8);
+    pc.what   = "a forged key of the owner";
+    pc.expect = LOOM_ERR_STALE_KEY;
+    run_case(st, &pc, 0x3000);
+    /* the owner's region that may not be read remotely */
+    st->remote[RANK_B] = st->ro_remote;
+    pc.what = "the owner's memory without remote read";
+    run_case(st, &pc, 0x3001);
+    st->remote[RANK_B] = saved;
+
+    saved = st->remote[RANK_C];
+    /* the destination's key forged: refused at the destination */
+    memcpy(st->remote[RANK_C].key + offsetof(loom_wire_key_t, region_id), &bogus, 8);
+    pc.what   = "a forged key of the destination";
+    pc.expect = LOOM_ERR_STALE_KEY;
+    run_case(st, &pc, 0x3002);
+    /* the destination's memory that may not be written remotely */
+    st->remote[RANK_C] = st->wo_remote;
+    pc.what = "the destination's memory without remote write";
+    run_case(st, &pc, 0x3003);
+    /* outside the destination's region: refused before anything is sent */
+    st->remote[RANK_C] = saved;
+    pc.what    = "a range past the destination's region";
+    pc.dst_off = BUF_LEN - 100;
+    pc.expect  = LOOM_ERR_RANGE;
+    run_case(st, &pc, 0x3004);
+    st->group->ctx.log_quiet = false;
+}
+
+/* A waits for the op, with its status. */
+static void issue(state_t *st, unit_op_t *uop, const push_case_t *pc, uint64_t counter,
+                  uint64_t threshold)
+{
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    loom_push_args_t args;
+
+    unit_op_init(uop);
+    args_fill(st, pc, &args, to);
+    args.cond_counter   = counter;
+    args.cond_threshold = threshold;
+    CHECK_RC(loom_push(st->group->ctx.engine, &uop->op, &args), LOOM_INPROGRESS);
+}
+
+/* Pushes that wait at B: bumped before they came, bumped by a push that
+ * landed at B and by a counter message, fired in order; a release cancels;
+ * the bound refuses. */
+static void conditional(state_t *st)
+{
+    unit_group_t *group = st->group;
+    const loom_push_stats_t *stats = loom_engine_push_stats(group->ctx.engine);
+    unit_op_t early, first, second, bump, held[WAITING_MAX + 1];
+    uint8_t tail[4096];
+    push_case_t pc;
+    unsigned long fired = 0;
+    int i;
+
+    memset(&pc, 0, sizeof(pc));
+    pc.owner  = RANK_B;
+    pc.dest   = RANK_C;
+    pc.length = 70000;
+    if (RANK_B == group->rank) {
+        unit_fill(st->buf, 4 * pc.length, 0x4000);
+        unit_fill(st->ref, 4 * pc.length, 0x4000);
+    }
+    unit_group_barrier(group);
+
+    /* the counter reached before the push arrives: it fires on arrival */
+    if (RANK_A == group->rank) {
+        CHECK_RC(loom_counter_add_remote(group->peers[RANK_B], 0x801, 1), LOOM_OK);
+        pc.dst_off = 0;
+        issue(st, &early, &pc, 0x801, 1);
+        UNIT_WAIT(&group->ctx, early.calls > 0);
+        CHECK_RC(early.status, LOOM_OK);
+    }
+    unit_group_barrier(group);
+
+    /* two pushes wait on counter 0x802, the first for 2, the second for 1 */
+    if (RANK_A == group->rank) {
+        pc.src_off = pc.length;
+        pc.dst_off = 2 * pc.length;
+        issue(st, &first, &pc, 0x802, 2);
+        pc.src_off = 2 * pc.length;
+        pc.dst_off = 3 * pc.length;
+        issue(st, &second, &pc, 0x802, 1);
+    }
+    if (RANK_B == group->rank) {
+        UNIT_WAIT(&group->ctx, 2 == stats->waiting);
+        fired = stats->fired;
+    }
+    unit_group_barrier(group);
+    /* C pushes its own memory into B, telling B with the counter: one */
+    if (RANK_C == group->rank) {
+        loom_push_notice_to_t to = {unit_group_name(RANK_B), 0x802};
+        loom_push_args_t args;
+
+        memset(&args, 0, sizeof(args));
+        unit_op_init(&bump);
+        args.owner        = unit_group_name(RANK_C);
+        args.src_addr     = st->remote[RANK_C].base + BUF_LEN - 4096;
+        args.src_key      = st->remote[RANK_C].key;
+        args.src_key_size = st->remote[RANK_C].key_size;
+        args.dest         = unit_group_name(RANK_B);
+        args.dst_addr     = st->remote[RANK_B].base + BUF_LEN - 4096;
+        args.dst_key      = st->remote[RANK_B].key;
+        args.dst_key_size = st->remote[RANK_B].key_size;
+        args.length       = 4096;
+        args.notices      = &to;
+        args.notice_count = 1;
+        CHECK_RC(loom_push(group->ctx.engine, &bump.op, &args), LOOM_INPROGRESS);
+        UNIT_WAIT(&group->ctx, bump.calls > 0);
+        CHECK_RC(bump.status, LOOM_OK);
+    }
+    if (RANK_B == group->rank) {
+        /* the second fired (threshold 1), the first still waits */
+        UNIT_WAIT(&group->ctx, fired + 1 == stats->fired);
+        CHECK_UEQ(stats->waiting, 1);
+        CHECK_UEQ(loom_counter_value(group->ctx.engine, 0x802), 1);
+    }
+    if (RANK_A == group->rank) {
+        UNIT_WAIT(&group->ctx, second.calls > 0);
+        CHECK_RC(second.status, LOOM_OK);
+        unit_progress_for(&group->ctx, 0.2);
+        CHECK_EQ(first.calls, 0); /* its threshold is not reached */
+        CHECK_RC(loom_counter_add_remote(group->peers[RANK_B], 0x802, 1), LOOM_OK);
+        UNIT_WAIT(&group->ctx, first.calls > 0);
+        CHECK_RC(first.status, LOOM_OK);
+    }
+    unit_group_barrier(group);
+    if (RANK_C == group->rank) {
+        uint8_t *want = unit_alloc(3 * pc.length);
+
+        unit_fill(want, 3 * pc.length, 0x4000);
+        memcpy(st->ref, want, pc.length); /* the push that fired on arrival */
+        memcpy(st->ref + 2 * pc.length, want + pc.length, 2 * pc.length); /* those that waited */
+        CHECK_MEM(st->buf, st->ref, BUF_LEN, "conditional pushes at C");
+        free(want);
+    }
+    /* C's push landed at B */
+    memcpy(tail, st->buf + BUF_LEN - 4096, sizeof(tail));
+    unit_group_bcast(group, RANK_C, tail, sizeof(tail));
+    if (RANK_B == group->rank) {
+        CHECK_MEM(st->buf + BUF_LEN - 4096, tail, sizeof(tail), "C's push into B");
+        memcpy(st->ref + BUF_LEN - 4096, tail, sizeof(tail));
+        CHECK_MEM(st->buf, st->ref, BUF_LEN, "B's memory besides C's push");
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0x801), 0);
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0x802), 0);
+    }
+    unit_group_barrier(group);
+
+    /* six pushes fill the room (one on 0x803, five on 0x804), a seventh is
+     * refused; releases cancel the six */
+    group->ctx.log_quiet = (RANK_A == group->rank || RANK_B == group->rank);
+    if (RANK_A == group->rank) {
+        pc.notify  = 1u << RANK_D;
+        pc.counter = 0;
+        for (i = 0; i <= WAITING_MAX; ++i) {
+            issue(st, &held[i], &pc, (0 == i) ? 0x803 : 0x804, (0 == i) ? 5 : 1);
+        }
+        UNIT_WAIT(&group->ctx, held[WAITING_MAX].calls > 0);
+        CHECK_RC(held[WAITING_MAX].status, LOOM_ERR_INVALID);
+    }
+    unit_group_barrier(group);
+    if (RANK_B == group->rank) {
+        CHECK_UEQ(stats->waiting, WAITING_MAX);
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0x803), 1);
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0x804), WAITING_MAX - 1);
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0x804), 0);
+        CHECK_UEQ(stats->waiting, 0);
+        CHECK_UEQ(stats->cancelled, WAITING_MAX);
+        group->ctx.log_quiet = false;
+    }
+    if (RANK_A == group->rank) {
+        for (i = 0; i < WAITING_MAX; ++i) {
+            UNIT_WAIT(&group->ctx, held[i].calls > 0);
+            CHECK_RC(held[i].status, LOOM_ERR_CANCELLED);
+        }
+        group->ctx.log_quiet = false;
+    }
+    if (RANK_D == group->rank) {
+        /* told of each, with its status */
+        UNIT_WAIT(&group->ctx, notices.count == (unsigned)WAITING_MAX + 1);
+        CHECK_RC(notices.got[0].status, LOOM_ERR_INVALID); /* refused at once */
+        for (i = 1; i <= WAITING_MAX; ++i) {
+            CHECK_RC(notices.got[i].status, LOOM_ERR_CANCELLED);
+        }
+    }
+    unit_group_barrier(group);
+    if (RANK_C == group->rank) {
+        CHECK_MEM(st->buf, st->ref, BUF_LEN, "nothing landed of cancelled or refused pushes");
+    }
+}
+
+static void body(unit_group_t *group)
+{
+    state_t st;
+
+    state_init(&st, group);
+    third_party_sizes(&st);
+    refusals(&st);
+    notices.count = 0;
+    unit_group_barrier(group);
+    conditional(&st);
+    unit_group_barrier(group);
+    state_fini(&st);
+}
+
+int main(void)
+{
+    unit_options_t options = {0};
+
+    options.configure = configure;
+    return unit_group_main("push", GROUP_SIZE, &options, body);
+}

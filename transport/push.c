@@ -1,0 +1,107 @@
+/*
+ * Pushes the upper layer asks for (seed 002's third-party and conditional
+ * RDMA): the owner of the memory, a peer or this process, puts it into a
+ * destination's memory and tells the processes the request names.  The
+ * request is the one a get by push sends (rdma.c), with its destination,
+ * notices and condition filled in; its owner serves it (push_serve.c), at
+ * once or when its counter is reached (push_cond.c).
+ */
+#include "loom_internal.h"
+
+#include <string.h>
+
+#if LOOM_PUSH_NOTICES_MAX != LOOM_WIRE_NOTICES_MAX
+#error "the public and the wire bound on notices differ"
+#endif
+
+/* Keys are checked here for what this process can see: their form and
+ * size (the owner and the destination check what they mean). */
+static int loom_push_args_check(loom_engine_t *engine, const loom_push_args_t *args)
+{
+    const loom_wire_key_t *key;
+    const char *what = NULL;
+    unsigned i;
+
+    if (NULL == args || 0 == args->owner || 0 == args->dest) {
+        what = "no owner or destination";
+    } else if (args->owner == args->dest) {
+        what = "the owner is the destination (a copy, not a push)";
+    } else if (args->notice_count > LOOM_PUSH_NOTICES_MAX ||
+               (args->notice_count > 0 && NULL == args->notices)) {
+        what = "too many notices";
+    } else if (0 != args->cond_counter && 0 == args->cond_threshold) {
+        what = "a condition with threshold 0 (push at once: no counter)";
+    } else if (LOOM_OK != loom_key_parse(engine, args->src_key, args->src_key_size, &key)) {
+        what = "the owner's key is malformed";
+    } else if (LOOM_OK != loom_key_parse(engine, args->dst_key, args->dst_key_size, &key)) {
+        what = "the destination's key is malformed";
+    }
+    for (i = 0; NULL == what && i < args->notice_count; ++i) {
+        if (0 == args->notices[i].proc) {
+            what = "a notice names no process";
+        }
+    }
+    if (NULL != what) {
+        loom_log(engine, LOOM_LOG_ERROR, "loom_push: %s", what);
+        return LOOM_ERR_INVALID;
+    }
+    return LOOM_OK;
+}
+
+/* This process owns the memory: the request is served (or waits) here, as
+ * a peer's would be, and answered to this process. */
+static int loom_push_local(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args)
+{
+    loom_peer_t *dest = loom_peer_lookup(engine, args->dest);
+    int rc;
+
+    if (NULL == dest) {
+        loom_log(engine, LOOM_LOG_ERROR, "loom_push: destination %#llx is not connected",
+                 (unsigned long long)args->dest);
+        return LOOM_ERR_UNREACH;
+    }
+    rc = loom_push_req_build(engine, op, args);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    /* waits for its answer with the destination's operations: a destination
+     * that fails fails it */
+    loom_op_start(dest, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
+    op->rail = -1;
+    ++dest->push_reqs;
+    loom_push_accept(engine, -1, op->msg, op->msg_len);
+    return LOOM_INPROGRESS;
+}
+
+int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args)
+{
+    loom_peer_t *owner;
+    int rc;
+
+    rc = loom_push_args_check(engine, args);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    ++engine->push.stats.requested;
+    if (args->owner == engine->config.name) {
+        return loom_push_local(engine, op, args);
+    }
+    owner = loom_peer_lookup(engine, args->owner);
+    if (NULL == owner) {
+        loom_log(engine, LOOM_LOG_ERROR, "loom_push: owner %#llx is not connected",
+                 (unsigned long long)args->owner);
+        return LOOM_ERR_UNREACH;
+    }
+    rc = loom_push_req_build(engine, op, args);
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    loom_op_start(owner, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
+    op->rail = owner->am_rail;
+    return loom_op_submit(owner, op, loom_rdma_advance, loom_rdma_complete);
+}
+
+uint64_t loom_push_request_id(const loom_op_t *op)
+{
+    return op->id;
+}

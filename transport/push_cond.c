@@ -1,0 +1,368 @@
+/*
+ * Conditional pushes (seed 002): a push request may wait at its owner on a
+ * counter until the counter reaches a threshold.  Counters grow by notices
+ * of pushes that ended (one per notice naming the counter), by counter
+ * messages of peers and by this process; when one reaches a waiting push's
+ * threshold, the pushes waiting on it fire, in the order they came.  Both
+ * are bounded; a counter released cancels what waits on it, and a
+ * requester that goes cancels its own: a waiting push is always told.
+ */
+#include "loom_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LOOM_PUSH_COUNTERS_DEFAULT 4096
+#define LOOM_PUSH_WAITING_DEFAULT  4096
+
+static unsigned loom_push_counters_max(const loom_engine_t *engine)
+{
+    return engine->config.push_counters_max ? engine->config.push_counters_max
+                                            : LOOM_PUSH_COUNTERS_DEFAULT;
+}
+
+static unsigned loom_push_waiting_max(const loom_engine_t *engine)
+{
+    return engine->config.push_waiting_max ? engine->config.push_waiting_max
+                                           : LOOM_PUSH_WAITING_DEFAULT;
+}
+
+/* The counter of that id, made on first use; NULL at the bound. */
+static loom_counter_t *loom_counter_get(loom_engine_t *engine, uint64_t id)
+{
+    loom_counter_t *counter = loom_hash_get(&engine->push.counters, id);
+
+    if (NULL != counter) {
+        return counter;
+    }
+    if (engine->push.stats.counters >= loom_push_counters_max(engine)) {
+        loom_log(engine, LOOM_LOG_WARN, "push counter %#llx refused: %lu counters exist, "
+                 "at most %u", (unsigned long long)id, engine->push.stats.counters,
+                 loom_push_counters_max(engine));
+        return NULL;
+    }
+    counter = calloc(1, sizeof(*counter));
+    if (NULL == counter) {
+        return NULL;
+    }
+    ucs_list_head_init(&counter->waiting);
+    if (0 != loom_hash_put(&engine->push.counters, id, counter)) {
+        free(counter);
+        return NULL;
+    }
+    ++engine->push.stats.counters;
+    return counter;
+}
+
+/* Serve the pushes whose threshold the counter reached, in order.  They
+ * leave the list before any is served: a serve refused at once tells its
+ * notices, which may add to counters of ours. */
+static void loom_counter_fire(loom_engine_t *engine, loom_counter_t *counter)
+{
+    loom_push_waiting_t *waiting, *tmp;
+    ucs_list_link_t ready;
+
+    ucs_list_head_init(&ready);
+    ucs_list_for_each_safe(waiting, tmp, &counter->waiting, link) {
+        if (counter->value >= waiting->threshold) {
+            ucs_list_del(&waiting->link);
+            ucs_list_add_tail(&ready, &waiting->link);
+        }
+    }
+    while (!ucs_list_is_empty(&ready)) {
+        waiting = ucs_list_extract_head(&ready, loom_push_waiting_t, link);
+        --engine->push.stats.waiting;
+        ++engine->push.stats.fired;
+        loom_push_serve(engine, waiting->rail, waiting->msg, waiting->length);
+        free(waiting);
+    }
+}
+
+static int loom_counter_bump(loom_engine_t *engine, uint64_t id, uint64_t amount)
+{
+    loom_counter_t *counter;
+
+    if (0 == id) {
+        return LOOM_ERR_INVALID; /* 0 means "no counter" on the wire */
+    }
+    counter = loom_counter_get(engine, id);
+    if (NULL == counter) {
+        return LOOM_ERR_NOMEM;
+    }
+    counter->value += amount;
+    ++engine->push.stats.counter_adds;
+    loom_counter_fire(engine, counter);
+    return LOOM_OK;
+}
+
+static void loom_push_waiting_cancel(loom_engine_t *engine, loom_push_waiting_t *waiting)
+{
+    --engine->push.stats.waiting;
+    ++engine->push.stats.cancelled;
+    loom_push_refuse(engine, waiting->rail, waiting->msg, waiting->length,
+                     LOOM_ERR_CANCELLED);
+    free(waiting);
+}
+
+/* A request checked for its header: served now, or kept until its counter
+ * reaches the threshold (refused at the bounds). */
+void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t length)
+{
+    loom_push_waiting_t *waiting;
+    loom_counter_t *counter;
+    loom_wire_push_req_t req;
+    uint64_t id;
+
+    memcpy(&req, data, sizeof(req));
+    id = loom_from_le64(req.cond_counter);
+    counter = (0 == id) ? NULL : loom_hash_get(&engine->push.counters, id);
+    if (0 == id || (NULL != counter && counter->value >= loom_from_le64(req.cond_threshold))) {
+        loom_push_serve(engine, rail, data, length);
+        return;
+    }
+    if (engine->push.stats.waiting >= loom_push_waiting_max(engine)) {
+        loom_log(engine, LOOM_LOG_WARN, "%lu pushes wait on counters here, at most %u",
+                 engine->push.stats.waiting, loom_push_waiting_max(engine));
+        loom_push_refuse(engine, rail, data, length, LOOM_ERR_INVALID);
+        return;
+    }
+    waiting = malloc(sizeof(*waiting) + length);
+    counter = (NULL == waiting) ? NULL : loom_counter_get(engine, id);
+    if (NULL == counter) {
+        free(waiting);
+        loom_push_refuse(engine, rail, data, length, LOOM_ERR_NOMEM);
+        return;
+    }
+    waiting->counter   = id;
+    waiting->threshold = loom_from_le64(req.cond_threshold);
+    waiting->rail      = rail;
+    waiting->length    = length;
+    memcpy(waiting->msg, data, length);
+    ucs_list_add_tail(&counter->waiting, &waiting->link);
+    ++engine->push.stats.waiting;
+    ++engine->push.stats.waited;
+}
+
+ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+
+    (void)flags;
+    if (loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_REQ,
+                            sizeof(loom_wire_push_req_t) + sizeof(loom_wire_key_t))) {
+        loom_push_accept(rail->engine, rail->index, data, length);
+    }
+    return UCS_OK;
+}
+
+/* A notice (PUSH_DONE with LOOM_WIRE_FLAG_NOTICE) of a push that ended:
+ * its counter grows now, the upper layer hears of it from full progress. */
+void loom_push_notice_recv(loom_engine_t *engine, int rail, const loom_wire_push_done_t *done)
+{
+    loom_notice_held_t *held;
+    uint64_t counter = loom_from_le64(done->counter);
+
+    ++engine->push.stats.notices_received;
+    if (0 != counter && LOOM_WIRE_OK == loom_from_le32(done->status) &&
+        LOOM_OK != loom_counter_bump(engine, counter, 1)) {
+        if (rail >= 0) {
+            ++engine->rails[rail].stats.refused;
+        }
+        loom_log(engine, LOOM_LOG_WARN, "a notice of push request %llu of %#llx could not "
+                 "add to counter %#llx", (unsigned long long)loom_from_le64(done->request_id),
+                 (unsigned long long)loom_from_le64(done->requester),
+                 (unsigned long long)counter);
+    }
+    if (NULL == engine->config.push_notice_cb) {
+        return;
+    }
+    if (engine->push.held >= loom_push_waiting_max(engine)) {
+        loom_msg_over_limit(engine, (rail >= 0) ? rail : 0, loom_from_le64(done->sender),
+                            "a push notice");
+        return;
+    }
+    held = malloc(sizeof(*held));
+    if (NULL == held) {
+        return;
+    }
+    held->done = *done;
+    ucs_list_add_tail(&engine->push.notices, &held->link);
+    ++engine->push.held;
+}
+
+/* A counter message of a peer (an engine message: once, in order). */
+void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length)
+{
+    loom_wire_counter_add_t msg;
+
+    if (length != sizeof(msg)) {
+        ++peer->engine->rails[rail].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "a counter message of %zu bytes from peer "
+                 "%#llx; dropped", length, (unsigned long long)peer->name);
+        return;
+    }
+    memcpy(&msg, data, sizeof(msg));
+    if (LOOM_OK != loom_counter_bump(peer->engine, loom_from_le64(msg.counter),
+                                     loom_from_le64(msg.amount))) {
+        ++peer->engine->rails[rail].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx could not add to counter %#llx",
+                 (unsigned long long)peer->name,
+                 (unsigned long long)loom_from_le64(msg.counter));
+    }
+}
+
+/* A poller: our notices to ourselves, then (in full progress) the notices
+ * for the upper layer, in order. */
+int loom_push_notices_progress(loom_engine_t *engine)
+{
+    loom_notice_held_t *held;
+    loom_push_notice_t notice;
+    int count = 0;
+
+    while (!ucs_list_is_empty(&engine->push.own)) {
+        held = ucs_list_extract_head(&engine->push.own, loom_notice_held_t, link);
+        --engine->push.held;
+        loom_push_notice_recv(engine, -1, &held->done);
+        free(held);
+        ++count;
+    }
+    while (!engine->quiet && !ucs_list_is_empty(&engine->push.notices)) {
+        held = ucs_list_extract_head(&engine->push.notices, loom_notice_held_t, link);
+        --engine->push.held;
+        notice.requester  = loom_from_le64(held->done.requester);
+        notice.request_id = loom_from_le64(held->done.request_id);
+        notice.owner      = loom_from_le64(held->done.sender);
+        notice.counter    = loom_from_le64(held->done.counter);
+        notice.length     = loom_from_le64(held->done.length);
+        notice.status     = loom_wire_to_rc(loom_from_le32(held->done.status));
+        free(held);
+        engine->config.push_notice_cb(engine->config.cb_ctx, &notice);
+        ++count;
+    }
+    return count;
+}
+
+/* A requester that disconnected or failed: its waiting pushes are cancelled
+ * (the processes they name are told). */
+void loom_push_peer_gone(loom_engine_t *engine, uint64_t name)
+{
+    loom_push_waiting_t *waiting, *tmp;
+    loom_wire_push_req_t req;
+    loom_counter_t *counter;
+    size_t pos = 0;
+
+    while (NULL != (counter = loom_hash_next(&engine->push.counters, &pos))) {
+        ucs_list_for_each_safe(waiting, tmp, &counter->waiting, link) {
+            memcpy(&req, waiting->msg, sizeof(req));
+            if (loom_from_le64(req.requester) == name) {
+                ucs_list_del(&waiting->link);
+                loom_push_waiting_cancel(engine, waiting);
+            }
+        }
+    }
+}
+
+void loom_push_cond_init(loom_engine_t *engine)
+{
+    loom_hash_init(&engine->push.counters);
+    ucs_list_head_init(&engine->push.own);
+    ucs_list_head_init(&engine->push.notices);
+}
+
+static void loom_notices_free(ucs_list_link_t *list)
+{
+    while (!ucs_list_is_empty(list)) {
+        free(ucs_list_extract_head(list, loom_notice_held_t, link));
+    }
+}
+
+/* At destroy: nobody is connected to hear of what still waits. */
+void loom_push_cond_fini(loom_engine_t *engine)
+{
+    loom_counter_t *counter;
+    size_t pos = 0;
+
+    while (NULL != (counter = loom_hash_next(&engine->push.counters, &pos))) {
+        while (!ucs_list_is_empty(&counter->waiting)) {
+            free(ucs_list_extract_head(&counter->waiting, loom_push_waiting_t, link));
+        }
+        free(counter);
+    }
+    loom_hash_fini(&engine->push.counters);
+    loom_notices_free(&engine->push.own);
+    loom_notices_free(&engine->push.notices);
+}
+
+/* ---- public -------------------------------------------------------------------- */
+
+int loom_counter_add(loom_engine_t *engine, uint64_t counter, uint64_t amount)
+{
+    return loom_counter_bump(engine, counter, amount);
+}
+
+static void loom_counter_msg_free(loom_op_t *op, int status)
+{
+    (void)status;
+    loom_op_free_owned(op->peer->engine, op);
+}
+
+/* An engine message: sent once, in order with our messages, re-sent if its
+ * rail fails (an addition lost would leave pushes waiting for ever). */
+int loom_counter_add_remote(loom_peer_t *peer, uint64_t counter, uint64_t amount)
+{
+    loom_wire_counter_add_t *msg;
+    loom_op_t *op;
+    int rc;
+
+    if (0 == counter) {
+        return LOOM_ERR_INVALID;
+    }
+    op = loom_op_alloc_owned(peer->engine);
+    if (NULL == op) {
+        return LOOM_ERR_NOMEM;
+    }
+    msg = (loom_wire_counter_add_t *)op->msg;
+    memset(msg, 0, sizeof(*msg));
+    msg->kind    = LOOM_WIRE_COUNTER_ADD;
+    msg->counter = loom_le64(counter);
+    msg->amount  = loom_le64(amount);
+    op->cb               = loom_counter_msg_free;
+    op->msg_len          = sizeof(*msg);
+    op->msg_iov.iov_base = op->msg;
+    op->msg_iov.iov_len  = op->msg_len;
+    rc = loom_msg_send(peer, LOOM_WIRE_TAG_ENGINE, &op->msg_iov, 1, op);
+    if (LOOM_INPROGRESS != rc) { /* sent at once, or failed: no callback */
+        loom_op_free_owned(peer->engine, op);
+    }
+    return (rc < 0) ? rc : LOOM_OK;
+}
+
+uint64_t loom_counter_value(const loom_engine_t *engine, uint64_t id)
+{
+    const loom_counter_t *counter = loom_hash_get((loom_hash_t *)&engine->push.counters, id);
+
+    return (NULL == counter) ? 0 : counter->value;
+}
+
+unsigned loom_counter_release(loom_engine_t *engine, uint64_t id)
+{
+    loom_counter_t *counter = loom_hash_remove(&engine->push.counters, id);
+    unsigned cancelled = 0;
+
+    if (NULL == counter) {
+        return 0;
+    }
+    --engine->push.stats.counters;
+    while (!ucs_list_is_empty(&counter->waiting)) {
+        loom_push_waiting_cancel(engine, ucs_list_extract_head(&counter->waiting,
+                                                               loom_push_waiting_t, link));
+        ++cancelled;
+    }
+    free(counter);
+    return cancelled;
+}
+
+const loom_push_stats_t *loom_engine_push_stats(const loom_engine_t *engine)
+{
+    return &engine->push.stats;
+}
