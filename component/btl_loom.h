@@ -67,6 +67,8 @@ typedef struct mca_btl_loom_component_t {
     int   rcache_size;        /* btl_loom_rcache_*: see btl_loom_rcache.c; MiB */
     int   rcache_regions;
     int   rcache_idle;        /* ms */
+    int   push_counters;      /* btl_loom_push_*: see btl_loom_push.c */
+    int   push_waiting;
 
     int   output;             /* opal_output stream */
     struct mca_btl_loom_module_t *module;
@@ -183,6 +185,22 @@ typedef struct mca_btl_loom_stat_ctx {
 void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *engine,
                                 mca_btl_loom_stats_fn_t stats, size_t offset, const char *name,
                                 const char *description, int var_class);
+/* A table of such pvars (one ctx per entry), and its release at finalize. */
+typedef struct mca_btl_loom_stat_desc {
+    const char *name;
+    const char *description;
+    size_t      offset;
+    int         var_class;
+} mca_btl_loom_stat_desc_t;
+void mca_btl_loom_stat_table_add(mca_btl_loom_stat_ctx_t *ctxs,
+                                 const mca_btl_loom_stat_desc_t *descs, size_t count,
+                                 loom_engine_t *engine, mca_btl_loom_stats_fn_t stats);
+void mca_btl_loom_stat_table_release(mca_btl_loom_stat_ctx_t *ctxs, size_t count);
+
+int  mca_btl_loom_push_params_register(void);
+int  mca_btl_loom_push_config(loom_engine_config_t *config);
+int  mca_btl_loom_push_pvars_register(loom_engine_t *engine);
+void mca_btl_loom_push_pvars_release(void);
 
 int  mca_btl_loom_rcache_params_register(void);
 int  mca_btl_loom_rcache_config(loom_engine_config_t *config);

@@ -57,6 +57,9 @@ static int mca_btl_loom_component_register(void)
     if (OPAL_SUCCESS == rc) {
         rc = mca_btl_loom_rcache_params_register();
     }
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_btl_loom_push_params_register();
+    }
     return (OPAL_SUCCESS == rc) ? mca_btl_loom_eager_params_register() : rc;
 }
 
@@ -207,6 +210,10 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
         opal_output(0, "btl loom: bad registration cache parameters (above); loom disabled");
         return NULL;
     }
+    if (OPAL_SUCCESS != mca_btl_loom_push_config(&config)) {
+        opal_output(0, "btl loom: bad push parameters (above); loom disabled");
+        return NULL;
+    }
     rc = loom_engine_create(&config, &engine);
     if (LOOM_OK != rc) {
         opal_output(0, "btl loom: cannot start with btl_loom_rails=%s, "
@@ -236,6 +243,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     (void)mca_btl_loom_pvars_register(engine);
     (void)mca_btl_loom_eager_pvars_register(engine);
     (void)mca_btl_loom_rcache_pvars_register(engine);
+    (void)mca_btl_loom_push_pvars_register(engine);
     mca_btl_loom_component.module = module;
     if (OPAL_SUCCESS != mca_btl_loom_thread_start(engine)) {
         mca_btl_loom_component.module = NULL;

@@ -154,16 +154,9 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
 
 /* ---- performance variables ----------------------------------------------------- */
 
-typedef struct mca_btl_loom_eager_pvar {
-    const char *name;
-    const char *description;
-    size_t      offset;   /* in loom_eager_stats_t */
-    int         var_class;
-} mca_btl_loom_eager_pvar_t;
-
 #define MCA_BTL_LOOM_EAGER_STAT(_f) offsetof(loom_eager_stats_t, _f)
 
-static const mca_btl_loom_eager_pvar_t mca_btl_loom_eager_pvars[] = {
+static const mca_btl_loom_stat_desc_t mca_btl_loom_eager_pvars[] = {
     {"eager_registered_bytes", "Bytes of eager rings and send slots registered now",
      MCA_BTL_LOOM_EAGER_STAT(registered_bytes), MCA_BASE_PVAR_CLASS_LEVEL},
     {"eager_registered_max", "Most bytes of eager rings and send slots registered at once",
@@ -201,16 +194,11 @@ static const void *mca_btl_loom_eager_stats(const loom_engine_t *engine)
 
 int mca_btl_loom_eager_pvars_register(loom_engine_t *engine)
 {
-    const mca_btl_loom_eager_pvar_t *d;
     char name[64], description[160];
     size_t i;
 
-    for (i = 0; i < MCA_BTL_LOOM_EAGER_NPVARS; ++i) {
-        d = &mca_btl_loom_eager_pvars[i];
-        mca_btl_loom_stat_pvar_add(&mca_btl_loom_eager_ctxs[i], engine,
-                                   mca_btl_loom_eager_stats, d->offset, d->name,
-                                   d->description, d->var_class);
-    }
+    mca_btl_loom_stat_table_add(mca_btl_loom_eager_ctxs, mca_btl_loom_eager_pvars,
+                                MCA_BTL_LOOM_EAGER_NPVARS, engine, mca_btl_loom_eager_stats);
     for (i = 0; i <= LOOM_EAGER_MAX_PHASES; ++i) {
         snprintf(name, sizeof(name), "eager_rings_phase%zu", i);
         snprintf(description, sizeof(description), i ? "Peers whose ring here is in phase %zu"
@@ -225,9 +213,7 @@ int mca_btl_loom_eager_pvars_register(loom_engine_t *engine)
 
 void mca_btl_loom_eager_pvars_release(void)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(mca_btl_loom_eager_ctxs) / sizeof(mca_btl_loom_eager_ctxs[0]); ++i) {
-        mca_btl_loom_eager_ctxs[i].engine = NULL;
-    }
+    mca_btl_loom_stat_table_release(mca_btl_loom_eager_ctxs,
+                                    sizeof(mca_btl_loom_eager_ctxs) /
+                                    sizeof(mca_btl_loom_eager_ctxs[0]));
 }

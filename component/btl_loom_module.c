@@ -345,6 +345,7 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_loom_pvars_release();
     mca_btl_loom_eager_pvars_release();
     mca_btl_loom_rcache_pvars_release();
+    mca_btl_loom_push_pvars_release();
     while (NULL != module->endpoints) {
         mca_btl_loom_endpoint_destroy(module, module->endpoints);
     }

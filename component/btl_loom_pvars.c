@@ -213,6 +213,27 @@ void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *eng
                                            mca_btl_loom_stat_read, NULL, NULL, ctx);
 }
 
+void mca_btl_loom_stat_table_add(mca_btl_loom_stat_ctx_t *ctxs,
+                                 const mca_btl_loom_stat_desc_t *descs, size_t count,
+                                 loom_engine_t *engine, mca_btl_loom_stats_fn_t stats)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        mca_btl_loom_stat_pvar_add(&ctxs[i], engine, stats, descs[i].offset, descs[i].name,
+                                   descs[i].description, descs[i].var_class);
+    }
+}
+
+void mca_btl_loom_stat_table_release(mca_btl_loom_stat_ctx_t *ctxs, size_t count)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        ctxs[i].engine = NULL;
+    }
+}
+
 int mca_btl_loom_pvars_register(loom_engine_t *engine)
 {
     int rail, slot = 0;

@@ -47,16 +47,9 @@ int mca_btl_loom_rcache_config(loom_engine_config_t *config)
     return OPAL_SUCCESS;
 }
 
-typedef struct mca_btl_loom_rcache_pvar {
-    const char *name;
-    const char *description;
-    size_t      offset;   /* in loom_rcache_stats_t */
-    int         var_class;
-} mca_btl_loom_rcache_pvar_t;
-
 #define MCA_BTL_LOOM_RCACHE_STAT(_f) offsetof(loom_rcache_stats_t, _f)
 
-static const mca_btl_loom_rcache_pvar_t mca_btl_loom_rcache_pvars[] = {
+static const mca_btl_loom_stat_desc_t mca_btl_loom_rcache_pvars[] = {
     {"rcache_hits", "Registrations served from the registration cache",
      MCA_BTL_LOOM_RCACHE_STAT(hits), MCA_BASE_PVAR_CLASS_COUNTER},
     {"rcache_misses", "Memory ranges the registration cache registered on the rails",
@@ -88,23 +81,12 @@ static const void *mca_btl_loom_rcache_stats(const loom_engine_t *engine)
 
 int mca_btl_loom_rcache_pvars_register(loom_engine_t *engine)
 {
-    size_t i;
-
-    for (i = 0; i < MCA_BTL_LOOM_RCACHE_NPVARS; ++i) {
-        const mca_btl_loom_rcache_pvar_t *d = &mca_btl_loom_rcache_pvars[i];
-
-        mca_btl_loom_stat_pvar_add(&mca_btl_loom_rcache_ctxs[i], engine,
-                                   mca_btl_loom_rcache_stats, d->offset, d->name,
-                                   d->description, d->var_class);
-    }
+    mca_btl_loom_stat_table_add(mca_btl_loom_rcache_ctxs, mca_btl_loom_rcache_pvars,
+                                MCA_BTL_LOOM_RCACHE_NPVARS, engine, mca_btl_loom_rcache_stats);
     return OPAL_SUCCESS;
 }
 
 void mca_btl_loom_rcache_pvars_release(void)
 {
-    size_t i;
-
-    for (i = 0; i < MCA_BTL_LOOM_RCACHE_NPVARS; ++i) {
-        mca_btl_loom_rcache_ctxs[i].engine = NULL;
-    }
+    mca_btl_loom_stat_table_release(mca_btl_loom_rcache_ctxs, MCA_BTL_LOOM_RCACHE_NPVARS);
 }

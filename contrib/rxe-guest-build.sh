@@ -36,7 +36,7 @@ root="$work/root"
 # automake must be named: libltdl-dev's virtual dependency defeats
 # debootstrap's resolver otherwise.
 packages=linux-image-amd64,initramfs-tools,kmod,iproute2,procps,openmpi-bin,libopenmpi-dev,automake
-packages+=,libucx0,ucx-utils,rdma-core,ibverbs-providers,ibverbs-utils,perftest,gdb
+packages+=,libucx0,ucx-utils,rdma-core,ibverbs-providers,ibverbs-utils,perftest,gdb-minimal
 echo "rxe-guest-build: debootstrap bookworm from $mirror into $root (a few minutes)" >&2
 if ! debootstrap --variant=minbase --include="$packages" bookworm "$root" "$mirror" \
         >"$work/debootstrap.log" 2>&1; then

@@ -29,7 +29,7 @@ for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_thres
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \
          eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
          eager_idle_shrink eager_budget eager_ack_timeout eager_cycle \
-         rcache_size rcache_regions rcache_idle; do
+         rcache_size rcache_regions rcache_idle push_counters push_waiting; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
 done
@@ -61,6 +61,8 @@ run_bad "invalid value -1 for MCA parameter btl_loom_rcache_size" --mca btl_loom
         --mca btl_loom_rcache_size -1
 run_bad "btl_loom_rcache_regions" --mca btl_loom_rails tcp:lo --mca btl_loom_rcache_regions 0
 run_bad "btl_loom_rcache_idle" --mca btl_loom_rails tcp:lo --mca btl_loom_rcache_idle 5
+run_bad "btl_loom_push_counters" --mca btl_loom_rails tcp:lo --mca btl_loom_push_counters 3
+run_bad "btl_loom_push_waiting" --mca btl_loom_rails tcp:lo --mca btl_loom_push_waiting 2000000
 run_bad "btl_loom_eager_limit" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_limit 100000000
 # sizes that leave no room for the upper layer's headers: every send would fail for ever
 run_bad "invalid value 1 for MCA parameter btl_loom_max_send_size: must be between 512" \

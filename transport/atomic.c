@@ -166,32 +166,18 @@ static void loom_atomic_reply_free(loom_op_t *op, int status)
 static void loom_atomic_reply(loom_peer_t *peer, int rail, const loom_wire_atomic_t *req,
                               uint32_t status, uint64_t result)
 {
-    loom_wire_atomic_t *reply;
-    loom_op_t *op;
-    int rc;
+    loom_wire_atomic_t reply = *req;
 
     if (peer->atomic_replies >= LOOM_ATOMIC_WINDOW) {
         loom_msg_over_limit(peer->engine, rail, peer->name, "an atomic's answer");
         return;
     }
-    op = loom_op_alloc_owned(peer->engine);
-    if (NULL == op) {
-        return;
-    }
-    reply = (loom_wire_atomic_t *)op->msg;
-    *reply            = *req;
-    reply->kind       = LOOM_WIRE_ATOMIC_REPLY;
-    reply->status     = loom_le32(status);
-    reply->result     = loom_le64(result);
-    op->cb            = loom_atomic_reply_free;
-    op->msg_len       = sizeof(*reply);
-    op->msg_iov.iov_base = op->msg;
-    op->msg_iov.iov_len  = op->msg_len;
-    ++peer->atomic_replies;
-    rc = loom_msg_send(peer, LOOM_WIRE_TAG_ENGINE, &op->msg_iov, 1, op);
-    if (LOOM_INPROGRESS != rc) { /* sent at once (or failed with its peer): no callback */
-        --peer->atomic_replies;
-        loom_op_free_owned(peer->engine, op);
+    reply.kind   = LOOM_WIRE_ATOMIC_REPLY;
+    reply.status = loom_le32(status);
+    reply.result = loom_le64(result);
+    if (LOOM_INPROGRESS == loom_engine_msg_send(peer, &reply, sizeof(reply),
+                                                loom_atomic_reply_free)) {
+        ++peer->atomic_replies; /* until it leaves */
     }
 }
 
@@ -245,20 +231,11 @@ void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t leng
 {
     loom_wire_atomic_t msg;
 
-    if (length != sizeof(msg)) {
-        ++peer->engine->rails[rail].stats.refused;
-        loom_log(peer->engine, LOOM_LOG_WARN, "an engine message of %zu bytes from peer "
-                 "%#llx; dropped", length, (unsigned long long)peer->name);
-        return;
-    }
+    (void)length; /* checked by the engine's dispatch */
     memcpy(&msg, data, sizeof(msg)); /* at any alignment in a slot or an AM */
     if (LOOM_WIRE_ATOMIC_REQ == msg.kind) {
         loom_atomic_serve(peer, rail, &msg);
-    } else if (LOOM_WIRE_ATOMIC_REPLY == msg.kind) {
-        loom_atomic_answered(peer, rail, &msg);
     } else {
-        ++peer->engine->rails[rail].stats.refused;
-        loom_log(peer->engine, LOOM_LOG_WARN, "an engine message of unknown kind %u from "
-                 "peer %#llx; dropped", msg.kind, (unsigned long long)peer->name);
+        loom_atomic_answered(peer, rail, &msg);
     }
 }

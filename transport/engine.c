@@ -40,13 +40,20 @@ static const loom_chan_t loom_chan_am = {
 };
 
 /* An engine message of a peer, delivered once and in order (wire.h):
- * handed to the layer of its kind (an unknown kind is refused there). */
+ * handed, with its length checked, to the layer of its kind. */
 static void loom_engine_msg_recv(loom_peer_t *peer, int rail, const void *data, size_t length)
 {
-    if (length > 0 && LOOM_WIRE_COUNTER_ADD == *(const uint8_t *)data) {
+    uint8_t kind = (length > 0) ? *(const uint8_t *)data : 0;
+
+    if ((LOOM_WIRE_ATOMIC_REQ == kind || LOOM_WIRE_ATOMIC_REPLY == kind) &&
+        sizeof(loom_wire_atomic_t) == length) {
+        loom_atomic_recv(peer, rail, data, length);
+    } else if (LOOM_WIRE_COUNTER_ADD == kind && sizeof(loom_wire_counter_add_t) == length) {
         loom_counter_recv(peer, rail, data, length);
     } else {
-        loom_atomic_recv(peer, rail, data, length);
+        ++peer->engine->rails[rail].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "an engine message of kind %u and %zu bytes "
+                 "from peer %#llx; dropped", kind, length, (unsigned long long)peer->name);
     }
 }
 

@@ -624,6 +624,12 @@ int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, i
 int  loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
                   loom_op_t *op);
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);
+/* An engine message (wire.h) sent from an op the engine owns, in order with
+ * the peer's messages: LOOM_INPROGRESS when it was queued, and then done
+ * (NULL: free the op) runs with its end and must free the op; otherwise it
+ * went, or failed, and nothing runs. */
+int  loom_engine_msg_send(loom_peer_t *peer, const void *msg, size_t length,
+                          loom_op_cb_t done);
 
 /* atomic.c */
 int  loom_atomic_advance(loom_op_t *op);
@@ -636,6 +642,7 @@ void loom_atomic_result(void *result, unsigned size, uint64_t value);
 /* Runs a checked atomic on the word at addr; returns its earlier value. */
 uint64_t loom_atomic_run(uint64_t addr, unsigned size, int atomic_op, uint64_t operand,
                          uint64_t compare);
+/* An atomic's engine message (loom_wire_atomic_t, length checked). */
 void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 
 /* rdma_done.c */
@@ -666,6 +673,7 @@ int  loom_push_req_notices(const void *data, size_t length, loom_serve_notices_t
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t length);
 void loom_push_notice_recv(loom_engine_t *engine, int rail, const loom_wire_push_done_t *done);
+/* A counter's engine message (loom_wire_counter_add_t, length checked). */
 void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 int  loom_push_notices_progress(loom_engine_t *engine);
 void loom_push_peer_gone(loom_engine_t *engine, uint64_t name);

@@ -5,6 +5,8 @@
  */
 #include "loom_internal.h"
 
+#include <string.h>
+
 /* Send one upper-layer message now, by the first channel that takes it
  * (the peer's eager ring, else AM).  Nothing new goes while earlier
  * messages are being sent again, or while too many wait for an
@@ -62,6 +64,37 @@ int loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int i
     op->iovcnt = iovcnt;
     loom_op_queue(peer, op);
     return LOOM_INPROGRESS;
+}
+
+static void loom_engine_msg_free(loom_op_t *op, int status)
+{
+    (void)status;
+    loom_op_free_owned(op->peer->engine, op);
+}
+
+int loom_engine_msg_send(loom_peer_t *peer, const void *msg, size_t length,
+                         loom_op_cb_t done)
+{
+    loom_op_t *op;
+    int rc;
+
+    if (length > LOOM_OP_MSG_MAX) {
+        return LOOM_ERR_INVALID;
+    }
+    op = loom_op_alloc_owned(peer->engine);
+    if (NULL == op) {
+        return LOOM_ERR_NOMEM;
+    }
+    memcpy(op->msg, msg, length);
+    op->cb               = (NULL != done) ? done : loom_engine_msg_free;
+    op->msg_len          = length;
+    op->msg_iov.iov_base = op->msg;
+    op->msg_iov.iov_len  = length;
+    rc = loom_msg_send(peer, LOOM_WIRE_TAG_ENGINE, &op->msg_iov, 1, op);
+    if (LOOM_INPROGRESS != rc) { /* sent at once (or failed with its peer): no callback */
+        loom_op_free_owned(peer->engine, op);
+    }
+    return rc;
 }
 
 int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,

@@ -48,57 +48,42 @@ static int loom_push_args_check(loom_engine_t *engine, const loom_push_args_t *a
     return LOOM_OK;
 }
 
-/* This process owns the memory: the request is served (or waits) here, as
- * a peer's would be, and answered to this process. */
-static int loom_push_local(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args)
-{
-    loom_peer_t *dest = loom_peer_lookup(engine, args->dest);
-    int rc;
-
-    if (NULL == dest) {
-        loom_log(engine, LOOM_LOG_ERROR, "loom_push: destination %#llx is not connected",
-                 (unsigned long long)args->dest);
-        return LOOM_ERR_UNREACH;
-    }
-    rc = loom_push_req_build(engine, op, args);
-    if (LOOM_OK != rc) {
-        return rc;
-    }
-    /* waits for its answer with the destination's operations: a destination
-     * that fails fails it */
-    loom_op_start(dest, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
-    op->rail = -1;
-    ++dest->push_reqs;
-    loom_push_accept(engine, -1, op->msg, op->msg_len);
-    return LOOM_INPROGRESS;
-}
-
 int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args)
 {
-    loom_peer_t *owner;
+    loom_peer_t *peer;
+    bool local;
     int rc;
 
     rc = loom_push_args_check(engine, args);
     if (LOOM_OK != rc) {
         return rc;
     }
-    ++engine->push.stats.requested;
-    if (args->owner == engine->config.name) {
-        return loom_push_local(engine, op, args);
-    }
-    owner = loom_peer_lookup(engine, args->owner);
-    if (NULL == owner) {
-        loom_log(engine, LOOM_LOG_ERROR, "loom_push: owner %#llx is not connected",
-                 (unsigned long long)args->owner);
+    /* our own memory: the request waits for its answer with the
+     * destination's operations (a destination that fails fails it) */
+    local = args->owner == engine->config.name;
+    peer  = loom_peer_lookup(engine, local ? args->dest : args->owner);
+    if (NULL == peer) {
+        loom_log(engine, LOOM_LOG_ERROR, "loom_push: %s %#llx is not connected",
+                 local ? "destination" : "owner",
+                 (unsigned long long)(local ? args->dest : args->owner));
         return LOOM_ERR_UNREACH;
     }
     rc = loom_push_req_build(engine, op, args);
     if (LOOM_OK != rc) {
         return rc;
     }
-    loom_op_start(owner, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
-    op->rail = owner->am_rail;
-    return loom_op_submit(owner, op, loom_rdma_advance, loom_rdma_complete);
+    ++engine->push.stats.requested;
+    if (local) {
+        /* served (or kept waiting) here as a peer's request would be */
+        loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
+        op->rail = -1;
+        ++peer->push_reqs;
+        loom_push_accept(engine, -1, op->msg, op->msg_len);
+        return LOOM_INPROGRESS;
+    }
+    loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
+    op->rail = peer->am_rail;
+    return loom_op_submit(peer, op, loom_rdma_advance, loom_rdma_complete);
 }
 
 uint64_t loom_push_request_id(const loom_op_t *op)

@@ -195,12 +195,7 @@ void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t len
 {
     loom_wire_counter_add_t msg;
 
-    if (length != sizeof(msg)) {
-        ++peer->engine->rails[rail].stats.refused;
-        loom_log(peer->engine, LOOM_LOG_WARN, "a counter message of %zu bytes from peer "
-                 "%#llx; dropped", length, (unsigned long long)peer->name);
-        return;
-    }
+    (void)length; /* checked by the engine's dispatch */
     memcpy(&msg, data, sizeof(msg));
     if (LOOM_OK != loom_counter_bump(peer->engine, loom_from_le64(msg.counter),
                                      loom_from_le64(msg.amount))) {
@@ -300,40 +295,21 @@ int loom_counter_add(loom_engine_t *engine, uint64_t counter, uint64_t amount)
     return loom_counter_bump(engine, counter, amount);
 }
 
-static void loom_counter_msg_free(loom_op_t *op, int status)
-{
-    (void)status;
-    loom_op_free_owned(op->peer->engine, op);
-}
-
 /* An engine message: sent once, in order with our messages, re-sent if its
  * rail fails (an addition lost would leave pushes waiting for ever). */
 int loom_counter_add_remote(loom_peer_t *peer, uint64_t counter, uint64_t amount)
 {
-    loom_wire_counter_add_t *msg;
-    loom_op_t *op;
+    loom_wire_counter_add_t msg;
     int rc;
 
     if (0 == counter) {
         return LOOM_ERR_INVALID;
     }
-    op = loom_op_alloc_owned(peer->engine);
-    if (NULL == op) {
-        return LOOM_ERR_NOMEM;
-    }
-    msg = (loom_wire_counter_add_t *)op->msg;
-    memset(msg, 0, sizeof(*msg));
-    msg->kind    = LOOM_WIRE_COUNTER_ADD;
-    msg->counter = loom_le64(counter);
-    msg->amount  = loom_le64(amount);
-    op->cb               = loom_counter_msg_free;
-    op->msg_len          = sizeof(*msg);
-    op->msg_iov.iov_base = op->msg;
-    op->msg_iov.iov_len  = op->msg_len;
-    rc = loom_msg_send(peer, LOOM_WIRE_TAG_ENGINE, &op->msg_iov, 1, op);
-    if (LOOM_INPROGRESS != rc) { /* sent at once, or failed: no callback */
-        loom_op_free_owned(peer->engine, op);
-    }
+    memset(&msg, 0, sizeof(msg));
+    msg.kind    = LOOM_WIRE_COUNTER_ADD;
+    msg.counter = loom_le64(counter);
+    msg.amount  = loom_le64(amount);
+    rc = loom_engine_msg_send(peer, &msg, sizeof(msg), NULL);
     return (rc < 0) ? rc : LOOM_OK;
 }
 

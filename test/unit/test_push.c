@@ -252,12 +252,32 @@ static void third_party_sizes(state_t *st)
     run_case(st, &pc, 0x2001);
 }
 
+/* The key with another region id: refused where it is checked. */
+static void forge_region_id(unit_remote_t *remote)
+{
+    uint64_t bogus = loom_le64(0x7777777);
+
+    memcpy(remote->key + offsetof(loom_wire_key_t, region_id), &bogus, sizeof(bogus));
+}
+
+/* One refused push with a key of role replaced by key, put back after. */
+static void refused_with(state_t *st, push_case_t *pc, int role, const unit_remote_t *key,
+                         const char *what, int expect, uint64_t seed)
+{
+    unit_remote_t saved = st->remote[role];
+
+    st->remote[role] = *key;
+    pc->what   = what;
+    pc->expect = expect;
+    run_case(st, pc, seed);
+    st->remote[role] = saved;
+}
+
 /* Keys refused at each role: nothing lands anywhere, everyone told why. */
 static void refusals(state_t *st)
 {
+    unit_remote_t forged;
     push_case_t pc;
-    unit_remote_t saved;
-    uint64_t bogus;
 
     memset(&pc, 0, sizeof(pc));
     pc.owner   = RANK_B;
@@ -265,37 +285,23 @@ static void refusals(state_t *st)
     pc.length  = 3000;
     pc.notify  = (1u << RANK_C) | (1u << RANK_D);
     pc.counter = 0x700;
-
     st->group->ctx.log_quiet = true;
-    saved = st->remote[RANK_B];
-    /* the owner's key with another region id: refused by the owner */
-    bogus = loom_le64(0x7777777);
-    memcpy(st->remote[RANK_B].key + offsetof(loom_wire_key_t, region_id), &bogus, 8);
-    pc.what   = "a forged key of the owner";
-    pc.expect = LOOM_ERR_STALE_KEY;
-    run_case(st, &pc, 0x3000);
-    /* the owner's region that may not be read remotely */
-    st->remote[RANK_B] = st->ro_remote;
-    pc.what = "the owner's memory without remote read";
-    run_case(st, &pc, 0x3001);
-    st->remote[RANK_B] = saved;
-
-    saved = st->remote[RANK_C];
-    /* the destination's key forged: refused at the destination */
-    memcpy(st->remote[RANK_C].key + offsetof(loom_wire_key_t, region_id), &bogus, 8);
-    pc.what   = "a forged key of the destination";
-    pc.expect = LOOM_ERR_STALE_KEY;
-    run_case(st, &pc, 0x3002);
-    /* the destination's memory that may not be written remotely */
-    st->remote[RANK_C] = st->wo_remote;
-    pc.what = "the destination's memory without remote write";
-    run_case(st, &pc, 0x3003);
+    forged = st->remote[RANK_B];
+    forge_region_id(&forged);
+    refused_with(st, &pc, RANK_B, &forged, "a forged key of the owner (refused there)",
+                 LOOM_ERR_STALE_KEY, 0x3000);
+    refused_with(st, &pc, RANK_B, &st->ro_remote, "the owner's memory without remote read",
+                 LOOM_ERR_STALE_KEY, 0x3001);
+    forged = st->remote[RANK_C];
+    forge_region_id(&forged);
+    refused_with(st, &pc, RANK_C, &forged, "a forged key of the destination (refused there)",
+                 LOOM_ERR_STALE_KEY, 0x3002);
+    refused_with(st, &pc, RANK_C, &st->wo_remote,
+                 "the destination's memory without remote write", LOOM_ERR_STALE_KEY, 0x3003);
     /* outside the destination's region: refused before anything is sent */
-    st->remote[RANK_C] = saved;
-    pc.what    = "a range past the destination's region";
     pc.dst_off = BUF_LEN - 100;
-    pc.expect  = LOOM_ERR_RANGE;
-    run_case(st, &pc, 0x3004);
+    refused_with(st, &pc, RANK_C, &st->remote[RANK_C], "a range past the destination's region",
+                 LOOM_ERR_RANGE, 0x3004);
     st->group->ctx.log_quiet = false;
 }
 
