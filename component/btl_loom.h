@@ -185,27 +185,32 @@ typedef struct mca_btl_loom_stat_ctx {
 void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *engine,
                                 mca_btl_loom_stats_fn_t stats, size_t offset, const char *name,
                                 const char *description, int var_class);
-/* A table of such pvars (one ctx per entry), and its release at finalize. */
+/* A table of such pvars (one ctx per entry), registered at init and
+ * released (reading 0) at finalize. */
 typedef struct mca_btl_loom_stat_desc {
     const char *name;
     const char *description;
     size_t      offset;
     int         var_class;
 } mca_btl_loom_stat_desc_t;
-void mca_btl_loom_stat_table_add(mca_btl_loom_stat_ctx_t *ctxs,
-                                 const mca_btl_loom_stat_desc_t *descs, size_t count,
-                                 loom_engine_t *engine, mca_btl_loom_stats_fn_t stats);
-void mca_btl_loom_stat_table_release(mca_btl_loom_stat_ctx_t *ctxs, size_t count);
+typedef struct mca_btl_loom_stat_table {
+    const mca_btl_loom_stat_desc_t *descs;
+    size_t                          count;
+    mca_btl_loom_stat_ctx_t        *ctxs;  /* count of them */
+    mca_btl_loom_stats_fn_t         stats;
+} mca_btl_loom_stat_table_t;
+void mca_btl_loom_stat_table_add(const mca_btl_loom_stat_table_t *table, loom_engine_t *engine);
+void mca_btl_loom_stat_table_release(const mca_btl_loom_stat_table_t *table);
+#define MCA_BTL_LOOM_STAT_TABLE(_descs, _ctxs, _stats) \
+    {(_descs), sizeof(_descs) / sizeof((_descs)[0]), (_ctxs), (_stats)}
+extern const mca_btl_loom_stat_table_t mca_btl_loom_rcache_table;
+extern const mca_btl_loom_stat_table_t mca_btl_loom_push_table;
 
 int  mca_btl_loom_push_params_register(void);
 int  mca_btl_loom_push_config(loom_engine_config_t *config);
-int  mca_btl_loom_push_pvars_register(loom_engine_t *engine);
-void mca_btl_loom_push_pvars_release(void);
 
 int  mca_btl_loom_rcache_params_register(void);
 int  mca_btl_loom_rcache_config(loom_engine_config_t *config);
-int  mca_btl_loom_rcache_pvars_register(loom_engine_t *engine);
-void mca_btl_loom_rcache_pvars_release(void);
 
 int  mca_btl_loom_eager_params_register(void);
 int  mca_btl_loom_eager_config(loom_engine_config_t *config);

@@ -242,8 +242,8 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     }
     (void)mca_btl_loom_pvars_register(engine);
     (void)mca_btl_loom_eager_pvars_register(engine);
-    (void)mca_btl_loom_rcache_pvars_register(engine);
-    (void)mca_btl_loom_push_pvars_register(engine);
+    mca_btl_loom_stat_table_add(&mca_btl_loom_rcache_table, engine);
+    mca_btl_loom_stat_table_add(&mca_btl_loom_push_table, engine);
     mca_btl_loom_component.module = module;
     if (OPAL_SUCCESS != mca_btl_loom_thread_start(engine)) {
         mca_btl_loom_component.module = NULL;

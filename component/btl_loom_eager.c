@@ -197,8 +197,11 @@ int mca_btl_loom_eager_pvars_register(loom_engine_t *engine)
     char name[64], description[160];
     size_t i;
 
-    mca_btl_loom_stat_table_add(mca_btl_loom_eager_ctxs, mca_btl_loom_eager_pvars,
-                                MCA_BTL_LOOM_EAGER_NPVARS, engine, mca_btl_loom_eager_stats);
+    static const mca_btl_loom_stat_table_t table = {
+        mca_btl_loom_eager_pvars, MCA_BTL_LOOM_EAGER_NPVARS, mca_btl_loom_eager_ctxs,
+        mca_btl_loom_eager_stats};
+
+    mca_btl_loom_stat_table_add(&table, engine);
     for (i = 0; i <= LOOM_EAGER_MAX_PHASES; ++i) {
         snprintf(name, sizeof(name), "eager_rings_phase%zu", i);
         snprintf(description, sizeof(description), i ? "Peers whose ring here is in phase %zu"
@@ -213,7 +216,9 @@ int mca_btl_loom_eager_pvars_register(loom_engine_t *engine)
 
 void mca_btl_loom_eager_pvars_release(void)
 {
-    mca_btl_loom_stat_table_release(mca_btl_loom_eager_ctxs,
-                                    sizeof(mca_btl_loom_eager_ctxs) /
-                                    sizeof(mca_btl_loom_eager_ctxs[0]));
+    size_t i;
+
+    for (i = 0; i < sizeof(mca_btl_loom_eager_ctxs) / sizeof(mca_btl_loom_eager_ctxs[0]); ++i) {
+        mca_btl_loom_eager_ctxs[i].engine = NULL;
+    }
 }

@@ -344,8 +344,8 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
     MCA_BTL_LOOM_LOCK(); /* pvar reads hold it too */
     mca_btl_loom_pvars_release();
     mca_btl_loom_eager_pvars_release();
-    mca_btl_loom_rcache_pvars_release();
-    mca_btl_loom_push_pvars_release();
+    mca_btl_loom_stat_table_release(&mca_btl_loom_rcache_table);
+    mca_btl_loom_stat_table_release(&mca_btl_loom_push_table);
     while (NULL != module->endpoints) {
         mca_btl_loom_endpoint_destroy(module, module->endpoints);
     }

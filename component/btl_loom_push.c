@@ -69,24 +69,14 @@ static const mca_btl_loom_stat_desc_t mca_btl_loom_push_pvars[] = {
      MCA_BTL_LOOM_PUSH_STAT(counters), MCA_BASE_PVAR_CLASS_LEVEL},
 };
 
-#define MCA_BTL_LOOM_PUSH_NPVARS \
-    (sizeof(mca_btl_loom_push_pvars) / sizeof(mca_btl_loom_push_pvars[0]))
-
-static mca_btl_loom_stat_ctx_t mca_btl_loom_push_ctxs[MCA_BTL_LOOM_PUSH_NPVARS];
+static mca_btl_loom_stat_ctx_t mca_btl_loom_push_ctxs[sizeof(mca_btl_loom_push_pvars) /
+                                                   sizeof(mca_btl_loom_push_pvars[0])];
 
 static const void *mca_btl_loom_push_stats(const loom_engine_t *engine)
 {
     return loom_engine_push_stats(engine);
 }
 
-int mca_btl_loom_push_pvars_register(loom_engine_t *engine)
-{
-    mca_btl_loom_stat_table_add(mca_btl_loom_push_ctxs, mca_btl_loom_push_pvars,
-                                MCA_BTL_LOOM_PUSH_NPVARS, engine, mca_btl_loom_push_stats);
-    return OPAL_SUCCESS;
-}
-
-void mca_btl_loom_push_pvars_release(void)
-{
-    mca_btl_loom_stat_table_release(mca_btl_loom_push_ctxs, MCA_BTL_LOOM_PUSH_NPVARS);
-}
+const mca_btl_loom_stat_table_t mca_btl_loom_push_table =
+    MCA_BTL_LOOM_STAT_TABLE(mca_btl_loom_push_pvars, mca_btl_loom_push_ctxs,
+                            mca_btl_loom_push_stats);

@@ -213,24 +213,24 @@ void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *eng
                                            mca_btl_loom_stat_read, NULL, NULL, ctx);
 }
 
-void mca_btl_loom_stat_table_add(mca_btl_loom_stat_ctx_t *ctxs,
-                                 const mca_btl_loom_stat_desc_t *descs, size_t count,
-                                 loom_engine_t *engine, mca_btl_loom_stats_fn_t stats)
+void mca_btl_loom_stat_table_add(const mca_btl_loom_stat_table_t *table, loom_engine_t *engine)
 {
+    const mca_btl_loom_stat_desc_t *d;
     size_t i;
 
-    for (i = 0; i < count; ++i) {
-        mca_btl_loom_stat_pvar_add(&ctxs[i], engine, stats, descs[i].offset, descs[i].name,
-                                   descs[i].description, descs[i].var_class);
+    for (i = 0; i < table->count; ++i) {
+        d = &table->descs[i];
+        mca_btl_loom_stat_pvar_add(&table->ctxs[i], engine, table->stats, d->offset, d->name,
+                                   d->description, d->var_class);
     }
 }
 
-void mca_btl_loom_stat_table_release(mca_btl_loom_stat_ctx_t *ctxs, size_t count)
+void mca_btl_loom_stat_table_release(const mca_btl_loom_stat_table_t *table)
 {
     size_t i;
 
-    for (i = 0; i < count; ++i) {
-        ctxs[i].engine = NULL;
+    for (i = 0; i < table->count; ++i) {
+        table->ctxs[i].engine = NULL;
     }
 }
 

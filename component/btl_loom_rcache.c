@@ -69,24 +69,14 @@ static const mca_btl_loom_stat_desc_t mca_btl_loom_rcache_pvars[] = {
      MCA_BTL_LOOM_RCACHE_STAT(bytes), MCA_BASE_PVAR_CLASS_LEVEL},
 };
 
-#define MCA_BTL_LOOM_RCACHE_NPVARS \
-    (sizeof(mca_btl_loom_rcache_pvars) / sizeof(mca_btl_loom_rcache_pvars[0]))
-
-static mca_btl_loom_stat_ctx_t mca_btl_loom_rcache_ctxs[MCA_BTL_LOOM_RCACHE_NPVARS];
+static mca_btl_loom_stat_ctx_t mca_btl_loom_rcache_ctxs[sizeof(mca_btl_loom_rcache_pvars) /
+                                                   sizeof(mca_btl_loom_rcache_pvars[0])];
 
 static const void *mca_btl_loom_rcache_stats(const loom_engine_t *engine)
 {
     return loom_engine_rcache_stats(engine);
 }
 
-int mca_btl_loom_rcache_pvars_register(loom_engine_t *engine)
-{
-    mca_btl_loom_stat_table_add(mca_btl_loom_rcache_ctxs, mca_btl_loom_rcache_pvars,
-                                MCA_BTL_LOOM_RCACHE_NPVARS, engine, mca_btl_loom_rcache_stats);
-    return OPAL_SUCCESS;
-}
-
-void mca_btl_loom_rcache_pvars_release(void)
-{
-    mca_btl_loom_stat_table_release(mca_btl_loom_rcache_ctxs, MCA_BTL_LOOM_RCACHE_NPVARS);
-}
+const mca_btl_loom_stat_table_t mca_btl_loom_rcache_table =
+    MCA_BTL_LOOM_STAT_TABLE(mca_btl_loom_rcache_pvars, mca_btl_loom_rcache_ctxs,
+                            mca_btl_loom_rcache_stats);
