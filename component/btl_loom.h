@@ -15,6 +15,7 @@
 #include "opal/util/proc.h"
 
 #include "loom/transport.h"
+#include "btl_loom_coll_api.h"
 
 BEGIN_C_DECLS
 
@@ -88,9 +89,13 @@ typedef struct mca_btl_loom_module_t {
     size_t                key_size;   /* bytes of a registration handle's key */
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct mca_btl_base_endpoint_t *endpoints;
+    const mca_btl_loom_coll_api_t *coll_api; /* for coll loom */
 } mca_btl_loom_module_t;
 
 extern mca_btl_loom_module_t mca_btl_loom_module_template;
+extern const mca_btl_loom_coll_api_t mca_btl_loom_coll_api;
+/* This process's name in the engine (from its Open MPI name). */
+uint64_t mca_btl_loom_my_name(void);
 
 struct mca_btl_base_endpoint_t {
     opal_proc_t *proc;

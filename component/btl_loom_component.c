@@ -154,7 +154,7 @@ static loom_peer_t *mca_btl_loom_peer_find(void *ctx, loom_engine_t *engine, uin
     return (LOOM_OK == rc) ? peer : NULL;
 }
 
-static uint64_t mca_btl_loom_my_name(void)
+uint64_t mca_btl_loom_my_name(void)
 {
     opal_process_name_t name = OPAL_PROC_MY_NAME;
     uint64_t value = ((uint64_t)name.jobid << 32) | name.vpid;

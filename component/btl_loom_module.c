@@ -30,6 +30,7 @@ mca_btl_loom_module_t mca_btl_loom_module_template = {
         .btl_register_error = mca_btl_loom_register_error,
         .btl_flush          = mca_btl_loom_flush,
     },
+    .coll_api = &mca_btl_loom_coll_api,
 };
 
 int mca_btl_loom_rc_to_opal(int rc)

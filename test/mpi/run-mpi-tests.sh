@@ -74,6 +74,12 @@ dump_stacks() {
         echo "=== stacks of $prog, pid $pid, after ${run_timeout}s"
         timeout 60 gdb -p "$pid" -batch -nx -ex "thread apply all bt" 2>&1 |
             grep -E '^(#|Thread)'
+        # loom's state towards its first two peers, when loom is loaded
+        timeout 60 gdb -p "$pid" -batch -nx -ex "set print pretty on" \
+            -ex "p *mca_btl_loom_component.module->engine" \
+            -ex "p *mca_btl_loom_component.module->endpoints->peer" \
+            -ex "p *mca_btl_loom_component.module->endpoints->next->peer" 2>&1 |
+            sed -n '/^\$1 = /,$p'
     done
 }
 

@@ -1,0 +1,95 @@
+/*
+ * The BTL's side of what coll loom uses (btl_loom_coll_api.h): thin, locked
+ * calls into the engine of the one loom module.
+ */
+#include "btl_loom.h"
+
+static loom_engine_t *mca_btl_loom_coll_engine(void)
+{
+    return mca_btl_loom_component.module->engine;
+}
+
+static uint64_t mca_btl_loom_coll_name(struct mca_btl_base_endpoint_t *endpoint)
+{
+    loom_peer_t *peer;
+    uint64_t name;
+
+    if (NULL == endpoint || endpoint->self) {
+        return mca_btl_loom_my_name();
+    }
+    MCA_BTL_LOOM_LOCK();
+    peer = mca_btl_loom_endpoint_peer(endpoint);
+    name = (NULL == peer) ? 0 : loom_peer_name(peer);
+    MCA_BTL_LOOM_UNLOCK();
+    return name;
+}
+
+static int mca_btl_loom_coll_push(loom_op_t *op, const loom_push_args_t *args)
+{
+    int rc;
+
+    MCA_BTL_LOOM_LOCK();
+    rc = loom_push(mca_btl_loom_coll_engine(), op, args);
+    MCA_BTL_LOOM_UNLOCK();
+    return rc;
+}
+
+static uint64_t mca_btl_loom_coll_counter_value(uint64_t counter)
+{
+    uint64_t value;
+
+    MCA_BTL_LOOM_LOCK();
+    value = loom_counter_value(mca_btl_loom_coll_engine(), counter);
+    MCA_BTL_LOOM_UNLOCK();
+    return value;
+}
+
+static unsigned mca_btl_loom_coll_counters_release(uint64_t first, unsigned count)
+{
+    unsigned cancelled = 0, i;
+
+    MCA_BTL_LOOM_LOCK();
+    for (i = 0; i < count; ++i) {
+        cancelled += loom_counter_release(mca_btl_loom_coll_engine(), first + i);
+    }
+    MCA_BTL_LOOM_UNLOCK();
+    return cancelled;
+}
+
+static int mca_btl_loom_coll_mem_register(void *addr, size_t length, unsigned access,
+                                          loom_region_t **region_p, void *key,
+                                          size_t *key_size)
+{
+    loom_engine_t *engine = mca_btl_loom_coll_engine();
+    int rc;
+
+    MCA_BTL_LOOM_LOCK();
+    *key_size = loom_key_size(engine);
+    rc = loom_mem_register_cached(engine, addr, length, access, region_p);
+    if (LOOM_OK == rc) {
+        rc = loom_key_pack(*region_p, key, *key_size);
+        if (LOOM_OK != rc) {
+            loom_mem_deregister(*region_p);
+        }
+    }
+    MCA_BTL_LOOM_UNLOCK();
+    return rc;
+}
+
+static void mca_btl_loom_coll_mem_deregister(loom_region_t *region)
+{
+    MCA_BTL_LOOM_LOCK();
+    loom_mem_deregister(region);
+    MCA_BTL_LOOM_UNLOCK();
+}
+
+const mca_btl_loom_coll_api_t mca_btl_loom_coll_api = {
+    .version          = MCA_BTL_LOOM_COLL_API_VERSION,
+    .name             = mca_btl_loom_coll_name,
+    .push             = mca_btl_loom_coll_push,
+    .counter_value    = mca_btl_loom_coll_counter_value,
+    .counters_release = mca_btl_loom_coll_counters_release,
+    .mem_register     = mca_btl_loom_coll_mem_register,
+    .mem_deregister   = mca_btl_loom_coll_mem_deregister,
+    .strerror         = loom_strerror,
+};

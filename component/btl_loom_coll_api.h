@@ -1,0 +1,36 @@
+/*
+ * What loom's BTL offers its collective component (coll loom, a separate
+ * .so): the engine's pushes, counters and registrations, each taken under
+ * the BTL's lock.  The collective finds it through the BTL module of any
+ * endpoint ob1's BML holds (mca_btl_loom_module_t.coll_api), so neither
+ * component links the other.
+ */
+#ifndef MCA_BTL_LOOM_COLL_API_H
+#define MCA_BTL_LOOM_COLL_API_H
+
+#include "loom/transport.h"
+
+struct mca_btl_base_endpoint_t;
+
+#define MCA_BTL_LOOM_COLL_API_VERSION 1
+
+typedef struct mca_btl_loom_coll_api {
+    unsigned version;
+    /* The process name pushes use for the endpoint's process, connecting to
+     * it now if it was not (0: it cannot be reached); for this process (or
+     * NULL), its own name. */
+    uint64_t (*name)(struct mca_btl_base_endpoint_t *endpoint);
+    int      (*push)(loom_op_t *op, const loom_push_args_t *args);
+    uint64_t (*counter_value)(uint64_t counter);
+    /* Releases counters first .. first + count - 1; returns the pushes that
+     * waited on them and were cancelled. */
+    unsigned (*counters_release)(uint64_t first, unsigned count);
+    /* Registers [addr, addr + length) with access, and packs its key into
+     * key (*key_size bytes, at most LOOM_OP_MSG_MAX). */
+    int      (*mem_register)(void *addr, size_t length, unsigned access,
+                             loom_region_t **region_p, void *key, size_t *key_size);
+    void     (*mem_deregister)(loom_region_t *region);
+    const char *(*strerror)(int rc);
+} mca_btl_loom_coll_api_t;
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * coll loom: collectives run on loom's third-party and conditional pushes
+ * (its BTL's engine, reached through btl_loom_coll_api.h).  MPI_Bcast is
+ * root-orchestrated: the root issues the whole schedule of a tree, its own
+ * pushes and pushes that wait at inner nodes for a segment to land, and
+ * nobody handshakes per hop.  Everything else is left to the components
+ * below it.
+ */
+#ifndef MCA_COLL_LOOM_H
+#define MCA_COLL_LOOM_H
+
+#include "ompi_config.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/coll.h"
+
+#include "btl_loom_coll_api.h"
+
+typedef struct mca_coll_loom_component_t {
+    mca_coll_base_component_2_0_0_t super;
+    int priority;
+    int verbose;
+    int output;
+    int bcast_min;       /* bytes: smaller broadcasts go to the next component */
+    int bcast_segment;   /* bytes per pipelined segment */
+    int bcast_fanout;    /* children per node of the broadcast tree */
+} mca_coll_loom_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+
+typedef struct mca_coll_loom_module_t {
+    mca_coll_base_module_t super;
+    const mca_btl_loom_coll_api_t *api;
+    uint64_t *names;     /* loom's name of each rank of the communicator */
+    uint32_t  calls;     /* collectives run here on this communicator */
+    mca_coll_base_module_bcast_fn_t next_bcast;
+    mca_coll_base_module_t *next_bcast_module;
+} mca_coll_loom_module_t;
+OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
+
+/* The module for comm, or NULL (and why, at verbose level) when some rank is
+ * not reached through loom. */
+mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm,
+                                                 int *priority);
+int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+#endif

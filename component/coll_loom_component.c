@@ -1,0 +1,94 @@
+/*
+ * coll loom's component: its MCA parameters, and the module it offers a
+ * communicator (coll_loom_module.c).
+ */
+#include "coll_loom.h"
+
+#include "opal/util/output.h"
+
+static int mca_coll_loom_register(void);
+static int mca_coll_loom_open(void);
+static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+
+mca_coll_loom_component_t mca_coll_loom_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name            = "loom",
+            .mca_component_major_version   = 1,
+            .mca_component_minor_version   = 0,
+            .mca_component_release_version = 0,
+            .mca_open_component            = mca_coll_loom_open,
+            .mca_register_component_params = mca_coll_loom_register,
+        },
+        .collm_data = {
+            MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+        .collm_init_query = mca_coll_loom_init_query,
+        .collm_comm_query = mca_coll_loom_comm_query,
+    },
+};
+
+static void mca_coll_loom_param(const char *name, const char *help, int level, int *storage)
+{
+    (void)mca_base_component_var_register(&mca_coll_loom_component.super.collm_version, name,
+                                          help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
+                                          MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static int mca_coll_loom_register(void)
+{
+    mca_coll_loom_component_t *c = &mca_coll_loom_component;
+
+    c->priority = 40;
+    mca_coll_loom_param("priority", "Priority of coll loom (above coll tuned's 30: its "
+        "broadcast wins where every process is reached through btl loom)", OPAL_INFO_LVL_6,
+        &c->priority);
+    c->verbose = 0;
+    mca_coll_loom_param("verbose", "Verbosity: 10 says, per communicator, why coll loom "
+        "steps aside", OPAL_INFO_LVL_9, &c->verbose);
+    c->bcast_min = 65536;
+    mca_coll_loom_param("bcast_min", "Broadcasts of fewer bytes go to the next component "
+        "(0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_min);
+    c->bcast_segment = 262144;
+    mca_coll_loom_param("bcast_segment", "Bytes per segment of a broadcast: a node forwards "
+        "each segment as soon as it landed (4096-1073741824)", OPAL_INFO_LVL_6,
+        &c->bcast_segment);
+    c->bcast_fanout = 2;
+    mca_coll_loom_param("bcast_fanout", "Children of each node of the broadcast tree "
+        "(1: a chain; 1-64)", OPAL_INFO_LVL_6, &c->bcast_fanout);
+    return OMPI_SUCCESS;
+}
+
+static bool mca_coll_loom_check(const char *name, int value, int min, int max)
+{
+    if (value >= min && value <= max) {
+        return true;
+    }
+    opal_output(0, "coll loom: coll_loom_%s is %d, must be %d-%d; coll loom steps aside",
+                name, value, min, max);
+    return false;
+}
+
+static int mca_coll_loom_open(void)
+{
+    mca_coll_loom_component_t *c = &mca_coll_loom_component;
+
+    c->output = opal_output_open(NULL);
+    opal_output_set_verbosity(c->output, c->verbose);
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    mca_coll_loom_component_t *c = &mca_coll_loom_component;
+
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    if (!mca_coll_loom_check("bcast_min", c->bcast_min, 0, 1 << 30) ||
+        !mca_coll_loom_check("bcast_segment", c->bcast_segment, 4096, 1 << 30) ||
+        !mca_coll_loom_check("bcast_fanout", c->bcast_fanout, 1, 64)) {
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}

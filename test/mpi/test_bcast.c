@@ -1,0 +1,138 @@
+/*
+ * MPI_Bcast, every byte checked: sizes 0 B to 16 MiB, every root, bytes and
+ * a contiguous derived type (coll loom's pushes) and a vector type (which
+ * coll loom leaves to the next component), on MPI_COMM_WORLD, a duplicate,
+ * a split, and a communicator freed and made again on the same buffers.
+ * With LOOM_EXPECT_COLL_LOOM=1 the pushes themselves are counted (btl
+ * loom's pvars): coll loom must have carried the large broadcasts.
+ */
+#include "loom_test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t sizes[] = {0, 1, 4096, 65535, 65536, 65537, 262151, MIB,
+                               4 * MIB + 3, 16 * MIB};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static unsigned char *buf;
+
+/* One broadcast of bytes from root, checked at every rank. */
+static void bcast_bytes(MPI_Comm comm, size_t bytes, int root, unsigned seed, const char *what)
+{
+    int rank;
+
+    MPI_Comm_rank(comm, &rank);
+    if (rank == root) {
+        loom_fill_pattern(buf, bytes, seed, root);
+    } else {
+        memset(buf, LOOM_POISON, bytes);
+    }
+    memset(buf + bytes, LOOM_POISON, LOOM_GUARD_SIZE);
+    LOOM_CHECK_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm));
+    loom_check_recv(buf, bytes, seed, root, what);
+}
+
+/* Every size from one root; every root at one size. */
+static void sweep(MPI_Comm comm, const char *name)
+{
+    char what[96];
+    int size, root;
+    size_t i;
+
+    MPI_Comm_size(comm, &size);
+    for (i = 0; i < NSIZES; ++i) {
+        snprintf(what, sizeof(what), "%s: %zu bytes from rank %d", name, sizes[i], size - 1);
+        bcast_bytes(comm, sizes[i], size - 1, (unsigned)(i + 1), what);
+    }
+    for (root = 0; root < size; ++root) {
+        snprintf(what, sizeof(what), "%s: 1 MiB + 5 bytes from rank %d", name, root);
+        bcast_bytes(comm, MIB + 5, root, 100u + (unsigned)root, what);
+    }
+    /* the same buffer again and again (registrations from the cache) */
+    for (i = 0; i < 20; ++i) {
+        snprintf(what, sizeof(what), "%s: repeated 300000 bytes, call %zu", name, i);
+        bcast_bytes(comm, 300000, (int)i % size, 200u + (unsigned)i, what);
+    }
+}
+
+/* A derived type of 3 ints (contiguous) and a vector of every other int. */
+static void datatypes(MPI_Comm comm)
+{
+    const int count = 100000;
+    MPI_Datatype three, every_other;
+    int rank, *ints = (int *)buf, i;
+
+    MPI_Comm_rank(comm, &rank);
+    LOOM_CHECK_MPI(MPI_Type_contiguous(3, MPI_INT, &three));
+    LOOM_CHECK_MPI(MPI_Type_commit(&three));
+    for (i = 0; i < 3 * count; ++i) {
+        ints[i] = (0 == rank) ? i * 7 + 1 : -1;
+    }
+    LOOM_CHECK_MPI(MPI_Bcast(ints, count, three, 0, comm));
+    for (i = 0; i < 3 * count; ++i) {
+        if (ints[i] != i * 7 + 1) {
+            loom_fail("contiguous type: int %d is %d, expected %d", i, ints[i], i * 7 + 1);
+        }
+    }
+    LOOM_CHECK_MPI(MPI_Type_vector(count, 1, 2, MPI_INT, &every_other));
+    LOOM_CHECK_MPI(MPI_Type_commit(&every_other));
+    for (i = 0; i < 2 * count; ++i) {
+        ints[i] = (0 == rank) ? i * 3 + 2 : -1;
+    }
+    LOOM_CHECK_MPI(MPI_Bcast(ints, 1, every_other, 0, comm));
+    for (i = 0; i < 2 * count; ++i) {
+        int want = (0 == rank || 0 == i % 2) ? i * 3 + 2 : -1;
+        if (ints[i] != want) {
+            loom_fail("vector type: int %d is %d, expected %d", i, ints[i], want);
+        }
+    }
+    MPI_Type_free(&three);
+    MPI_Type_free(&every_other);
+}
+
+static unsigned long long pushes(void)
+{
+    unsigned long long value = 0, sum = 0;
+    int found = 0;
+
+    if (MPI_SUCCESS != loom_pvar_read_sum("btl_loom_push_requested", &value, &found)) {
+        loom_fail("reading btl_loom_push_requested through MPI_T failed");
+    }
+    LOOM_CHECK_MPI(MPI_Allreduce(&value, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                 MPI_COMM_WORLD));
+    return sum;
+}
+
+int main(int argc, char **argv)
+{
+    const char *expect = getenv("LOOM_EXPECT_COLL_LOOM");
+    unsigned long long before, after;
+    MPI_Comm dup, half;
+    int rank, size, i;
+
+    loom_test_init(&argc, &argv, "test_bcast", 2, &rank, &size);
+    buf = loom_malloc(16 * MIB + 4096 + LOOM_GUARD_SIZE);
+    before = pushes();
+    sweep(MPI_COMM_WORLD, "world");
+    datatypes(MPI_COMM_WORLD);
+    LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    sweep(dup, "dup");
+    LOOM_CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half));
+    sweep(half, "split");
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&dup);
+    /* made again on the same buffers */
+    for (i = 0; i < 2; ++i) {
+        LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        bcast_bytes(dup, 2 * MIB, size / 2, 300u + (unsigned)i, "a communicator made again");
+        MPI_Comm_free(&dup);
+    }
+    after = pushes();
+    if (NULL != expect && 0 == strcmp(expect, "1") && after == before) {
+        loom_fail("coll loom was expected to carry the broadcasts, but no push was asked for");
+    }
+    free(buf);
+    loom_test_pass_msg("(%llu pushes)", after - before);
+}
