@@ -37,7 +37,7 @@ measure() {
 # emulated CPU makes more too slow; the guest's time is what the test command
 # waits for); the programs of the wider MPI surface (more modes, collectives,
 # spawn, threads, one-sided atomics) only on both rails
-surface="test_p2p_modes test_collectives test_spawn test_threads test_large test_osc_atomics"
+surface="test_p2p_modes test_collectives test_bcast test_spawn test_threads test_large test_osc_atomics"
 for rails in rc_verbs:rxe0:1 rc_verbs:rxe0:1,rc_verbs:rxe1:1; do
     max_np=4 leave_out= extra= what=
     if [ "$rails" = rc_verbs:rxe0:1 ]; then

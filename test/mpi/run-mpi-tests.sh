@@ -54,6 +54,8 @@ tests=(
     "test_stripe 2"
     "test_p2p_modes 2 4"
     "test_collectives 2 3 4"
+    "LOOM_EXPECT_COLL_LOOM=1 test_bcast 2 3 4 8"
+    "OMPI_MCA_coll_loom_bcast_fanout=1 OMPI_MCA_coll_loom_bcast_segment=65536 test_bcast 4"
     "test_spawn 2"
     "test_threads 2 4"
     "test_large 2"
