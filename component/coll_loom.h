@@ -22,6 +22,7 @@ typedef struct mca_coll_loom_component_t {
     int verbose;
     int output;
     int bcast_min;       /* bytes: smaller broadcasts go to the next component */
+    int bcast_min_procs; /* communicators smaller than this leave it to the next too */
     int bcast_segment;   /* bytes per pipelined segment */
     int bcast_fanout;    /* children per node of the broadcast tree */
 } mca_coll_loom_component_t;

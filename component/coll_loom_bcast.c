@@ -17,7 +17,8 @@
  *
  * What coll loom cannot take (a rank whose buffer is not contiguous or
  * cannot be registered) goes, decided by the root for everyone, to the next
- * component's broadcast; so do broadcasts below coll_loom_bcast_min.
+ * component's broadcast; so do broadcasts below coll_loom_bcast_min bytes
+ * or on fewer than coll_loom_bcast_min_procs processes.
  */
 #include "coll_loom.h"
 
@@ -259,7 +260,8 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     int rc;
 
     ompi_datatype_type_size(datatype, &type_size);
-    if (count <= 0 || type_size * (size_t)count < (size_t)mca_coll_loom_component.bcast_min) {
+    if (count <= 0 || type_size * (size_t)count < (size_t)mca_coll_loom_component.bcast_min ||
+        ompi_comm_size(comm) < mca_coll_loom_component.bcast_min_procs) {
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
     ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
