@@ -92,6 +92,20 @@ static void seed_push(void)
                FUZZ_FIX_EPOCH | FUZZ_FIX_KEY | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS, msg,
                sizeof(req) + SEED_KEY_ROOM);
     seed_write("push-req-raw", FUZZ_AM_PUSH_REQ, 0, msg, sizeof(req) + SEED_KEY_ROOM);
+    /* a third-party push telling two processes, waiting on a counter */
+    {
+        loom_wire_notice_to_t to[2] = {{loom_le64(FUZZ_PEER_NAME), loom_le64(7)},
+                                       {loom_le64(FUZZ_PEER_NAME), 0}};
+
+        req.notice_count   = loom_le16(2);
+        req.cond_counter   = loom_le64(7);
+        req.cond_threshold = loom_le64(1);
+        seed_hdr(&req.hdr, LOOM_WIRE_PUSH_REQ, sizeof(req) + sizeof(to) + SEED_KEY_ROOM);
+        memcpy(msg, &req, sizeof(req));
+        memcpy(msg + sizeof(req), to, sizeof(to));
+        seed_write("push-req-notices-cond", FUZZ_AM_PUSH_REQ, 0, msg,
+                   sizeof(req) + sizeof(to) + SEED_KEY_ROOM);
+    }
 
     memset(&done, 0, sizeof(done));
     seed_hdr(&done.hdr, LOOM_WIRE_PUSH_DONE, sizeof(done));
@@ -103,6 +117,12 @@ static void seed_push(void)
     seed_write("push-done-get", FUZZ_AM_PUSH_DONE, FUZZ_FIX_SEQ, &done, sizeof(done));
     done.status = loom_le32(LOOM_WIRE_IO_ERROR);
     seed_write("push-done-get-io", FUZZ_AM_PUSH_DONE, FUZZ_FIX_SEQ, &done, sizeof(done));
+    /* a notice adding to counter 7 */
+    done.status     = 0;
+    done.hdr.flags  = LOOM_WIRE_FLAG_NOTICE;
+    done.requester  = loom_le64(FUZZ_PEER_NAME);
+    done.counter    = loom_le64(7);
+    seed_write("push-notice", FUZZ_AM_PUSH_DONE, 0, &done, sizeof(done));
 }
 
 static void seed_connect(void)
