@@ -34,8 +34,14 @@ typedef struct mca_coll_loom_module_t {
     const mca_btl_loom_coll_api_t *api;
     uint64_t *names;     /* loom's name of each rank of the communicator */
     uint32_t  calls;     /* collectives run here on this communicator */
+    bool      reached;   /* btl loom reaches every rank from here */
+    int       agreed;    /* every rank reached from every rank: 1 yes, -1 no,
+                            0 not asked yet (the first call that could use
+                            loom asks, with the next component's allreduce) */
     mca_coll_base_module_bcast_fn_t next_bcast;
     mca_coll_base_module_t *next_bcast_module;
+    mca_coll_base_module_allreduce_fn_t next_allreduce;
+    mca_coll_base_module_t *next_allreduce_module;
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 

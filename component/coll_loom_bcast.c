@@ -13,7 +13,10 @@
  *  3. each push tells its destination (the segment's counter and the call's
  *     total); the root's operations complete when their data is visible,
  *     then the root sends every rank the outcome, and a rank returns once it
- *     has both the outcome and all its segments' notices.
+ *     has both the outcome and all its segments' notices.  When a push
+ *     fails, the root says so at once: every rank releases its counters,
+ *     which cancels the pushes waiting at it, and waits for the root's last
+ *     word, sent once nothing of the call can still move.
  *
  * What coll loom cannot take (a rank whose buffer is not contiguous or
  * cannot be registered) goes, decided by the root for everyone, to the next
@@ -32,8 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The root's word on a call. */
-enum { MCA_COLL_LOOM_DONE = 0, MCA_COLL_LOOM_FALL_BACK = 1, MCA_COLL_LOOM_FAILED = 2 };
+/* The root's word on a call: DONE, FALL_BACK (before any push), or FAILED
+ * and then, once every push ended, ENDED. */
+enum { MCA_COLL_LOOM_DONE = 0, MCA_COLL_LOOM_FALL_BACK = 1, MCA_COLL_LOOM_FAILED = 2,
+       MCA_COLL_LOOM_ENDED = 3 };
+
+typedef struct mca_coll_loom_word {
+    int32_t  word;
+    uint32_t segments;      /* the root's: every rank waits for as many */
+} mca_coll_loom_word_t;
 
 /* Counters of one call: the communicator, the call's number, and a slot
  * (segment s is s + 1; the call's total is the last). */
@@ -64,8 +74,9 @@ typedef struct mca_coll_loom_call {
     uint64_t counters;      /* the call's first counter id (slot 0) */
     loom_region_t *region;
     mca_coll_loom_dest_t own;
-    /* the root's operations */
+    /* the root's operations, and the word it sends while they end */
     loom_op_t *ops;
+    mca_coll_loom_word_t told;
     size_t   issued;
     size_t   ended;
     int      failure;       /* the first operation's error */
@@ -160,14 +171,72 @@ static void mca_coll_loom_push_edge(mca_coll_loom_call_t *call,
     }
 }
 
+/* The word to every rank but the root: blocking, or started (reqs). */
+static int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word, ompi_request_t **reqs)
+{
+    mca_coll_loom_word_t msg = {word, call->segments};
+    int rank, rc = OMPI_SUCCESS;
+
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
+        if (rank == call->root) {
+            continue;
+        }
+        if (NULL == reqs) {
+            rc = MCA_PML_CALL(send(&msg, sizeof(msg), MPI_BYTE, rank, MCA_COLL_BASE_TAG_BCAST,
+                                   MCA_PML_BASE_SEND_STANDARD, call->comm));
+        } else {
+            call->told = msg;
+            rc = MCA_PML_CALL(isend(&call->told, sizeof(call->told), MPI_BYTE, rank,
+                                    MCA_COLL_BASE_TAG_BCAST, MCA_PML_BASE_SEND_STANDARD,
+                                    call->comm, &reqs[rank]));
+        }
+    }
+    return rc;
+}
+
+/* Issue the schedule and wait until every push ended; a failure is told at
+ * once, so that pushes waiting on counters that will not grow are
+ * cancelled (each rank releases its counters). */
+static int mca_coll_loom_run(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests)
+{
+    ompi_request_t **reqs = NULL;
+    unsigned s;
+    int v, rc = OMPI_SUCCESS;
+
+    /* segment by segment, parents before their children */
+    for (s = 0; s < call->segments; ++s) {
+        for (v = 1; v < call->size; ++v) {
+            mca_coll_loom_push_edge(call, dests, s, v);
+        }
+    }
+    while (call->ended < call->issued) {
+        if (LOOM_OK != call->failure && NULL == reqs) {
+            reqs = calloc((size_t)call->size, sizeof(*reqs));
+            if (NULL == reqs) {
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+            rc = mca_coll_loom_tell(call, MCA_COLL_LOOM_FAILED, reqs);
+        }
+        opal_progress();
+    }
+    if (NULL != reqs) {
+        for (v = 0; v < call->size; ++v) {
+            if (NULL != reqs[v]) {
+                (void)ompi_request_wait(&reqs[v], MPI_STATUS_IGNORE);
+            }
+        }
+        free(reqs);
+    }
+    return rc;
+}
+
 /* The root: every rank's buffer, then the schedule, then the outcome to all. */
 static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool contiguous)
 {
     struct ompi_communicator_t *comm = call->comm;
-    mca_coll_loom_dest_t *dests;
     int32_t word = MCA_COLL_LOOM_DONE;
-    int rank, v, rc = OMPI_SUCCESS;
-    unsigned s;
+    mca_coll_loom_dest_t *dests;
+    int rank, rc = OMPI_SUCCESS;
 
     dests = calloc((size_t)call->size, sizeof(*dests));
     if (NULL == dests) {
@@ -194,59 +263,90 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool contiguous)
         }
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
-        /* segment by segment, parents before their children */
-        for (s = 0; s < call->segments; ++s) {
-            for (v = 1; v < call->size; ++v) {
-                mca_coll_loom_push_edge(call, dests, s, v);
-            }
-        }
-        while (call->ended < call->issued) {
-            opal_progress();
-        }
+        rc = mca_coll_loom_run(call, dests);
         if (LOOM_OK != call->failure) {
             opal_output(0, "coll loom: a broadcast of %zu bytes on %s failed: %s",
                         call->bytes, comm->c_name, call->module->api->strerror(call->failure));
-            word = MCA_COLL_LOOM_FAILED;
+            word = MCA_COLL_LOOM_ENDED; /* after FAILED */
         }
     }
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank != call->root) {
-            rc = MCA_PML_CALL(send(&word, sizeof(word), MPI_BYTE, rank, MCA_COLL_BASE_TAG_BCAST,
-                                   MCA_PML_BASE_SEND_STANDARD, comm));
-        }
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_loom_tell(call, word, NULL);
     }
     free(call->ops);
     free(dests);
-    return (OMPI_SUCCESS != rc) ? rc : (MCA_COLL_LOOM_FAILED == word) ? OMPI_ERROR : word;
+    return (OMPI_SUCCESS != rc) ? rc : (MCA_COLL_LOOM_ENDED == word) ? OMPI_ERROR : word;
+}
+
+/* Every notice of this rank came: the total, and each segment's (a notice
+ * that came late would make a released counter again). */
+static bool mca_coll_loom_all_landed(const mca_coll_loom_call_t *call, unsigned segments)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    unsigned s;
+
+    if (api->counter_value(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL)) < segments) {
+        return false;
+    }
+    for (s = 1; s <= segments; ++s) {
+        if (0 == api->counter_value(mca_coll_loom_counter(call, s))) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Any other rank: its buffer to the root, then the outcome and its data. */
 static int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call, bool contiguous)
 {
     const mca_btl_loom_coll_api_t *api = call->module->api;
-    int32_t word = MCA_COLL_LOOM_FAILED;
+    mca_coll_loom_word_t msg = {MCA_COLL_LOOM_FAILED, 0};
     int rc;
 
     mca_coll_loom_register(call, contiguous);
     rc = MCA_PML_CALL(send(&call->own, sizeof(call->own), MPI_BYTE, call->root,
                            MCA_COLL_BASE_TAG_BCAST, MCA_PML_BASE_SEND_STANDARD, call->comm));
     if (OMPI_SUCCESS == rc) {
-        rc = MCA_PML_CALL(recv(&word, sizeof(word), MPI_BYTE, call->root,
+        rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, call->root,
                                MCA_COLL_BASE_TAG_BCAST, call->comm, MPI_STATUS_IGNORE));
     }
-    if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
-        /* every notice of ours came once the total did: none comes later to
-         * make a released counter again */
-        while (api->counter_value(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL)) <
-               call->segments) {
-            opal_progress();
+    if (OMPI_SUCCESS != rc || MCA_COLL_LOOM_FALL_BACK == msg.word) {
+        return (OMPI_SUCCESS != rc) ? rc : msg.word;
+    }
+    while (MCA_COLL_LOOM_DONE == msg.word && !mca_coll_loom_all_landed(call, msg.segments)) {
+        opal_progress();
+    }
+    /* a failure cancels the pushes waiting here; the root's last word says
+     * that nothing of the call moves any more */
+    (void)api->counters_release(mca_coll_loom_counter(call, 1), msg.segments);
+    (void)api->counters_release(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL), 1);
+    if (MCA_COLL_LOOM_FAILED == msg.word) {
+        rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, call->root,
+                               MCA_COLL_BASE_TAG_BCAST, call->comm, MPI_STATUS_IGNORE));
+        return (OMPI_SUCCESS != rc) ? rc : OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Whether every rank reaches every other through loom, asked once per
+ * communicator (a collective: every rank gets here in the same call). */
+static bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm)
+{
+    int mine = module->reached ? 1 : 0, all = 0;
+
+    if (0 == module->agreed) {
+        if (OMPI_SUCCESS != module->next_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm,
+                                                   module->next_allreduce_module)) {
+            all = 0;
+        }
+        module->agreed = all ? 1 : -1;
+        if (!all) {
+            opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: btl loom does "
+                                "not reach every rank of %s from every rank: its broadcasts "
+                                "go to the next component", comm->c_name);
         }
     }
-    if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_FALL_BACK != word) {
-        (void)api->counters_release(mca_coll_loom_counter(call, 1), call->segments);
-        (void)api->counters_release(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL), 1);
-    }
-    return (OMPI_SUCCESS != rc) ? rc : (MCA_COLL_LOOM_FAILED == word) ? OMPI_ERROR : word;
+    return 1 == module->agreed;
 }
 
 int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
@@ -261,7 +361,8 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
 
     ompi_datatype_type_size(datatype, &type_size);
     if (count <= 0 || type_size * (size_t)count < (size_t)mca_coll_loom_component.bcast_min ||
-        ompi_comm_size(comm) < mca_coll_loom_component.bcast_min_procs) {
+        ompi_comm_size(comm) < mca_coll_loom_component.bcast_min_procs ||
+        !mca_coll_loom_agreed(module, comm)) {
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
     ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);

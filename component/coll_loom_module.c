@@ -1,7 +1,8 @@
 /*
- * coll loom's module: offered to a communicator whose every process btl
- * loom reaches (through ob1's BML), with loom's name of each rank; it takes
- * MPI_Bcast and keeps the next component's broadcast for what it leaves.
+ * coll loom's module: offered to every intracommunicator under ob1, with
+ * loom's name of each rank (through ob1's BML); it takes MPI_Bcast, and
+ * keeps the next component's broadcast for what it leaves, and its
+ * allreduce to agree with the other ranks that loom reaches them all.
  */
 #include "coll_loom.h"
 
@@ -20,14 +21,21 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
     module->api               = NULL;
     module->names             = NULL;
     module->calls             = 0;
+    module->reached           = false;
+    module->agreed            = 0;
     module->next_bcast        = NULL;
     module->next_bcast_module = NULL;
+    module->next_allreduce    = NULL;
+    module->next_allreduce_module = NULL;
 }
 
 static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
 {
     if (NULL != module->next_bcast_module) {
         OBJ_RELEASE(module->next_bcast_module);
+    }
+    if (NULL != module->next_allreduce_module) {
+        OBJ_RELEASE(module->next_allreduce_module);
     }
     free(module->names);
 }
@@ -77,16 +85,20 @@ static int mca_coll_loom_enable(mca_coll_base_module_t *base, struct ompi_commun
 {
     mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
 
-    /* enabled after the components below it: what it leaves goes to them */
-    module->next_bcast        = comm->c_coll->coll_bcast;
-    module->next_bcast_module = comm->c_coll->coll_bcast_module;
-    if (NULL == module->next_bcast || NULL == module->next_bcast_module) {
+    /* enabled after the components below it: what it leaves goes to them,
+     * and their allreduce asks whether every rank can use loom */
+    module->next_bcast            = comm->c_coll->coll_bcast;
+    module->next_bcast_module     = comm->c_coll->coll_bcast_module;
+    module->next_allreduce        = comm->c_coll->coll_allreduce;
+    module->next_allreduce_module = comm->c_coll->coll_allreduce_module;
+    if (NULL == module->next_bcast_module || NULL == module->next_allreduce_module) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: %s has no "
-                            "broadcast below coll loom to leave small ones to",
-                            comm->c_name);
+                            "broadcast or allreduce below coll loom", comm->c_name);
+        module->next_bcast_module = module->next_allreduce_module = NULL;
         return OMPI_ERROR;
     }
     OBJ_RETAIN(module->next_bcast_module);
+    OBJ_RETAIN(module->next_allreduce_module);
     return OMPI_SUCCESS;
 }
 
@@ -113,6 +125,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     const char *why;
     int rank, size = ompi_comm_size(comm);
     uint64_t *names;
+    bool reached;
 
     if (!mca_coll_loom_usable(comm, &why)) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: steps aside on "
@@ -123,25 +136,30 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     if (NULL == names) {
         return NULL;
     }
-    for (rank = 0; rank < size; ++rank) {
+    /* each rank decides for itself here; the first broadcast that could use
+     * loom asks all (mca_coll_loom_agreed), so that all take the same path */
+    reached = true;
+    for (rank = 0; rank < size && reached; ++rank) {
         if (rank == ompi_comm_rank(comm)) {
             continue; /* named once the BTL is known */
         }
         names[rank] = mca_coll_loom_proc_name(ompi_comm_peer_lookup(comm, rank), &api);
         if (0 == names[rank]) {
-            opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: steps aside "
-                                "on %s: btl loom does not reach rank %d", comm->c_name,
-                                rank);
-            free(names);
-            return NULL;
+            opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: btl loom "
+                                "does not reach rank %d of %s: its broadcasts go to the next "
+                                "component", rank, comm->c_name);
+            reached = false;
         }
     }
-    names[ompi_comm_rank(comm)] = api->name(NULL);
+    if (NULL != api) {
+        names[ompi_comm_rank(comm)] = api->name(NULL);
+    }
     module = OBJ_NEW(mca_coll_loom_module_t);
     if (NULL == module) {
         free(names);
         return NULL;
     }
+    module->reached                 = reached && NULL != api;
     module->api                     = api;
     module->names                   = names;
     module->super.coll_module_enable = mca_coll_loom_enable;

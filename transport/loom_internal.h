@@ -312,8 +312,9 @@ typedef struct loom_push_waiting {
  * end would otherwise fire the pushes waiting on it from inside its own
  * completion), or one for the upper layer, waiting for full progress. */
 typedef struct loom_notice_held {
-    ucs_list_link_t       link;
-    loom_wire_push_done_t done;
+    ucs_list_link_t         link;
+    uint64_t                owner;  /* who sent it */
+    loom_wire_push_notice_t notice;
 } loom_notice_held_t;
 
 typedef struct loom_push_engine {
@@ -672,7 +673,10 @@ int  loom_push_req_notices(const void *data, size_t length, loom_serve_notices_t
 /* push_cond.c */
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t length);
-void loom_push_notice_recv(loom_engine_t *engine, int rail, const loom_wire_push_done_t *done);
+/* A notice (loom_wire_push_notice_t, length checked) from owner; rail -1:
+ * one of ours to ourselves. */
+void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner,
+                           const void *data);
 /* A counter's engine message (loom_wire_counter_add_t, length checked). */
 void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 int  loom_push_notices_progress(loom_engine_t *engine);

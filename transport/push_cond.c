@@ -146,46 +146,64 @@ void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t 
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
+    loom_engine_t *engine = rail->engine;
+    loom_wire_push_req_t req;
 
     (void)flags;
-    if (loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_REQ,
-                            sizeof(loom_wire_push_req_t) + sizeof(loom_wire_key_t))) {
-        loom_push_accept(rail->engine, rail->index, data, length);
+    if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_REQ,
+                             sizeof(req) + sizeof(loom_wire_key_t))) {
+        return UCS_OK;
     }
+    memcpy(&req, data, sizeof(req));
+    /* only this process asks for, and is answered about, its own pushes: a
+     * peer's request naming it is forged (it could read memory without
+     * remote read access, or end a push of ours) */
+    if (loom_from_le64(req.requester) == engine->config.name ||
+        loom_from_le64(req.notify_proc) == engine->config.name) {
+        ++engine->push.stats.refused;
+        ++rail->stats.refused;
+        loom_log(engine, LOOM_LOG_WARN, "refused a push request that names this process "
+                 "as its requester or the process to answer");
+        return UCS_OK;
+    }
+    loom_push_accept(engine, rail->index, data, length);
     return UCS_OK;
 }
 
-/* A notice (PUSH_DONE with LOOM_WIRE_FLAG_NOTICE) of a push that ended:
- * its counter grows now, the upper layer hears of it from full progress. */
-void loom_push_notice_recv(loom_engine_t *engine, int rail, const loom_wire_push_done_t *done)
+/* A notice of a push that ended: its counter grows now, the upper layer
+ * hears of it from full progress. */
+void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, const void *data)
 {
+    loom_wire_push_notice_t notice;
     loom_notice_held_t *held;
-    uint64_t counter = loom_from_le64(done->counter);
+    uint64_t counter;
 
+    memcpy(&notice, data, sizeof(notice));
+    counter = loom_from_le64(notice.counter);
     ++engine->push.stats.notices_received;
-    if (0 != counter && LOOM_WIRE_OK == loom_from_le32(done->status) &&
+    if (0 != counter && LOOM_WIRE_OK == loom_from_le32(notice.status) &&
         LOOM_OK != loom_counter_bump(engine, counter, 1)) {
         if (rail >= 0) {
             ++engine->rails[rail].stats.refused;
         }
         loom_log(engine, LOOM_LOG_WARN, "a notice of push request %llu of %#llx could not "
-                 "add to counter %#llx", (unsigned long long)loom_from_le64(done->request_id),
-                 (unsigned long long)loom_from_le64(done->requester),
+                 "add to counter %#llx", (unsigned long long)loom_from_le64(notice.request_id),
+                 (unsigned long long)loom_from_le64(notice.requester),
                  (unsigned long long)counter);
     }
     if (NULL == engine->config.push_notice_cb) {
         return;
     }
     if (engine->push.held >= loom_push_waiting_max(engine)) {
-        loom_msg_over_limit(engine, (rail >= 0) ? rail : 0, loom_from_le64(done->sender),
-                            "a push notice");
+        loom_msg_over_limit(engine, (rail >= 0) ? rail : 0, owner, "a push notice");
         return;
     }
     held = malloc(sizeof(*held));
     if (NULL == held) {
         return;
     }
-    held->done = *done;
+    held->owner  = owner;
+    held->notice = notice;
     ucs_list_add_tail(&engine->push.notices, &held->link);
     ++engine->push.held;
 }
@@ -217,19 +235,19 @@ int loom_push_notices_progress(loom_engine_t *engine)
     while (!ucs_list_is_empty(&engine->push.own)) {
         held = ucs_list_extract_head(&engine->push.own, loom_notice_held_t, link);
         --engine->push.held;
-        loom_push_notice_recv(engine, -1, &held->done);
+        loom_push_notice_recv(engine, -1, held->owner, &held->notice);
         free(held);
         ++count;
     }
     while (!engine->quiet && !ucs_list_is_empty(&engine->push.notices)) {
         held = ucs_list_extract_head(&engine->push.notices, loom_notice_held_t, link);
         --engine->push.held;
-        notice.requester  = loom_from_le64(held->done.requester);
-        notice.request_id = loom_from_le64(held->done.request_id);
-        notice.owner      = loom_from_le64(held->done.sender);
-        notice.counter    = loom_from_le64(held->done.counter);
-        notice.length     = loom_from_le64(held->done.length);
-        notice.status     = loom_wire_to_rc(loom_from_le32(held->done.status));
+        notice.requester  = loom_from_le64(held->notice.requester);
+        notice.request_id = loom_from_le64(held->notice.request_id);
+        notice.owner      = held->owner;
+        notice.counter    = loom_from_le64(held->notice.counter);
+        notice.length     = loom_from_le64(held->notice.length);
+        notice.status     = loom_wire_to_rc(loom_from_le32(held->notice.status));
         free(held);
         engine->config.push_notice_cb(engine->config.cb_ctx, &notice);
         ++count;

@@ -58,8 +58,9 @@ void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t 
              "refused a push request of %llu bytes from %#llx: %s",
              (unsigned long long)loom_from_le64(req.length),
              (unsigned long long)loom_from_le64(req.requester), loom_strerror(rc));
+    /* a cancellation is no refusal: bounded by the pushes that may wait */
     loom_push_done_send(engine, loom_from_le64(req.notify_proc), rail,
-                        loom_from_le64(req.request_id), 0, rc, true);
+                        loom_from_le64(req.request_id), 0, rc, LOOM_ERR_CANCELLED != rc);
     /* a malformed list names nobody: only the requester hears of it */
     (void)loom_push_req_notices(data, length, &notices, &key, &key_len);
     loom_push_notices_send(engine, &notices, rail, loom_from_le64(req.request_id), 0, rc);
@@ -119,9 +120,8 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
                                loom_from_le32(req.src_epoch), loom_from_le64(req.src_addr),
                                len, region_p);
     }
-    if (LOOM_OK == rc && !((*region_p)->access & LOOM_ACCESS_REMOTE_READ) &&
-        loom_from_le64(req.requester) != engine->config.name) {
-        rc = LOOM_ERR_STALE_KEY; /* registered without remote read */
+    if (LOOM_OK == rc && !((*region_p)->access & LOOM_ACCESS_REMOTE_READ) && rail >= 0) {
+        rc = LOOM_ERR_STALE_KEY; /* registered without remote read (ours may read it) */
     }
     if (LOOM_OK != rc) {
         return rc;
@@ -155,13 +155,11 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
     int rc, dest_rail = 0;
 
     memcpy(&req, data, sizeof(req));
-    /* only our own requests (rail -1) are answered to ourselves */
-    if ((rail >= 0 || loom_from_le64(req.notify_proc) != engine->config.name) &&
-        NULL == loom_peer_lookup(engine, loom_from_le64(req.notify_proc))) {
+    /* a peer's request is answered to a peer (loom_push_req_recv refused
+     * one naming this process), ours (rail -1) to ourselves */
+    if (rail >= 0 && NULL == loom_peer_lookup(engine, loom_from_le64(req.notify_proc))) {
         ++engine->push.stats.refused;
-        if (rail >= 0) {
-            ++engine->rails[rail].stats.refused;
-        }
+        ++engine->rails[rail].stats.refused;
         loom_log(engine, LOOM_LOG_WARN, "refused a push request whose process to notify "
                  "(%#llx) is not connected", (unsigned long long)loom_from_le64(req.notify_proc));
         return;

@@ -382,12 +382,8 @@ ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned 
         return UCS_OK;
     }
     memcpy(&done, data, sizeof(done));
-    if (done.hdr.flags & LOOM_WIRE_FLAG_NOTICE) {
-        loom_push_notice_recv(rail->engine, rail->index, &done);
-    } else {
-        loom_push_answered(rail->engine, rail->index, loom_from_le64(done.sender),
-                           loom_from_le64(done.request_id), loom_from_le64(done.length),
-                           loom_wire_to_rc(loom_from_le32(done.status)));
-    }
+    loom_push_answered(rail->engine, rail->index, loom_from_le64(done.sender),
+                       loom_from_le64(done.request_id), loom_from_le64(done.length),
+                       loom_wire_to_rc(loom_from_le32(done.status)));
     return UCS_OK;
 }

@@ -67,49 +67,46 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
     }
 }
 
-/* Notices are loom's own news, not answers to a request: each goes as a
- * control message; one to ourselves waits for progress (push_cond.c). */
+/* Notices are engine messages (reliable, in order with our messages); one
+ * to ourselves waits for progress (push_cond.c). */
 void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *notices,
                             int rail, uint64_t request_id, uint64_t length, int rc)
 {
-    loom_wire_push_done_t done;
+    loom_wire_push_notice_t msg;
+    loom_notice_held_t *own;
     loom_peer_t *peer;
     uint32_t i;
 
-    memset(&done, 0, sizeof(done));
-    loom_wire_hdr_fill(&done.hdr, LOOM_WIRE_PUSH_DONE, 0, sizeof(done));
-    done.hdr.flags  = LOOM_WIRE_FLAG_NOTICE;
-    done.sender     = loom_le64(engine->config.name);
-    done.request_id = loom_le64(request_id);
-    done.length     = loom_le64(length);
-    done.status     = loom_le32(loom_rc_to_wire(rc));
-    done.requester  = loom_le64(notices->requester);
+    (void)rail;
+    memset(&msg, 0, sizeof(msg));
+    msg.kind       = LOOM_WIRE_PUSH_NOTICE;
+    msg.status     = loom_le32(loom_rc_to_wire(rc));
+    msg.requester  = loom_le64(notices->requester);
+    msg.request_id = loom_le64(request_id);
+    msg.length     = loom_le64(length);
     for (i = 0; i < notices->count; ++i) {
-        done.counter = loom_le64(notices->to[i].counter);
+        msg.counter = loom_le64(notices->to[i].counter);
         ++engine->push.stats.notices_sent;
         if (notices->to[i].proc == engine->config.name) {
-            loom_notice_held_t *own = malloc(sizeof(*own));
-
+            own = malloc(sizeof(*own));
             if (NULL == own) {
                 loom_log(engine, LOOM_LOG_ERROR, "out of memory keeping a notice of push "
                          "request %llu to this process", (unsigned long long)request_id);
                 continue;
             }
-            own->done = done;
+            own->owner  = engine->config.name;
+            own->notice = msg;
             ucs_list_add_tail(&engine->push.own, &own->link);
             ++engine->push.held;
             continue;
         }
         peer = loom_peer_lookup(engine, notices->to[i].proc);
-        if (NULL == peer) {
-            loom_log(engine, LOOM_LOG_INFO, "push request %llu: process %#llx to tell is "
+        if (NULL == peer ||
+            loom_engine_msg_send(peer, &msg, sizeof(msg), NULL) < 0) {
+            loom_log(engine, LOOM_LOG_WARN, "push request %llu: process %#llx to tell is "
                      "gone", (unsigned long long)request_id,
                      (unsigned long long)notices->to[i].proc);
-            continue;
         }
-        (void)loom_ctrl_send(peer, (rail >= 0 && peer->rails[rail].usable) ? rail
-                                                                           : peer->am_rail,
-                             &done, sizeof(done));
     }
 }
 

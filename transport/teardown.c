@@ -43,6 +43,17 @@ static void loom_peer_settle(loom_peer_t *peer)
     }
 }
 
+/* A push served to the peer that another process asked for: that process
+ * and the push's notices are told it failed. */
+static void loom_peer_drop_op(loom_peer_t *peer, loom_op_t *op)
+{
+    if (LOOM_OP_SERVE == op->kind && op->notify != peer->name) {
+        loom_rdma_complete(op, LOOM_ERR_UNREACH);
+    } else {
+        loom_op_finish(op, LOOM_ERR_UNREACH);
+    }
+}
+
 /* Fail what still waits to be issued to the peer, and take the peer off
  * the list of busy peers (an O(1) unlink: it may be on the list progress
  * is draining). */
@@ -52,11 +63,11 @@ static void loom_peer_drop_queued(loom_peer_t *peer)
     int i;
 
     while (NULL != (op = loom_opq_pop(&peer->queue))) {
-        loom_op_finish(op, LOOM_ERR_UNREACH);
+        loom_peer_drop_op(peer, op);
     }
     for (i = 0; i < peer->engine->rail_count; ++i) {
         while (NULL != (op = loom_opq_pop(&peer->rails[i].rail_queue))) {
-            loom_op_finish(op, LOOM_ERR_UNREACH);
+            loom_peer_drop_op(peer, op);
         }
     }
     if (peer->queued) {

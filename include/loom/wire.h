@@ -262,8 +262,8 @@ typedef struct loom_wire_key {
  * push whose destination and notified process are the requester itself; a
  * third party transfer names another process.  notice_count entries
  * (loom_wire_notice_to_t) follow: more processes told when the push ended,
- * each by a PUSH_DONE with LOOM_WIRE_FLAG_NOTICE that may add one to a
- * counter of theirs.  A request with cond_counter other than 0 waits at the
+ * each by a notice (an engine message, loom_wire_push_notice_t) that may
+ * add one to a counter of theirs.  A request with cond_counter other than 0 waits at the
  * owner until the owner's counter of that id reached cond_threshold.  The
  * destination key (loom_wire_key_t plus its slots) comes last.
  */
@@ -345,8 +345,6 @@ enum loom_wire_status {
     LOOM_WIRE_CANCELLED    = 6, /* a waiting push whose counter was released */
 };
 
-/* PUSH_DONE to a process of a request's notices (not to its notify_proc). */
-#define LOOM_WIRE_FLAG_NOTICE    0x40u
 
 typedef struct loom_wire_push_done {
     loom_wire_hdr_t hdr;
@@ -355,8 +353,6 @@ typedef struct loom_wire_push_done {
     uint64_t length;      /* bytes placed */
     uint32_t status;      /* enum loom_wire_status */
     uint32_t reserved;
-    uint64_t requester;   /* LOOM_WIRE_FLAG_NOTICE: who asked for the push ... */
-    uint64_t counter;     /* ... and the receiver's counter it adds one to, or 0 */
 } loom_wire_push_done_t;
 
 /*
@@ -421,7 +417,22 @@ enum loom_wire_engine_msg {
     LOOM_WIRE_ATOMIC_REQ   = 1,
     LOOM_WIRE_ATOMIC_REPLY = 2,
     LOOM_WIRE_COUNTER_ADD  = 3,
+    LOOM_WIRE_PUSH_NOTICE  = 4,
 };
+
+/* A push ended: told to a process of its request's notices, by the owner
+ * that served it (or refused it), in order with the owner's messages and
+ * never lost with a rail: a counter it adds to may be what pushes wait on. */
+typedef struct loom_wire_push_notice {
+    uint8_t  kind;         /* LOOM_WIRE_PUSH_NOTICE */
+    uint8_t  reserved[3];
+    uint32_t status;       /* enum loom_wire_status */
+    uint64_t requester;    /* who asked for the push ... */
+    uint64_t request_id;   /* ... and its request */
+    uint64_t length;       /* bytes placed */
+    uint64_t counter;      /* the receiver's counter a push that succeeded adds
+                              one to, or 0 */
+} loom_wire_push_notice_t;
 
 /* Add amount to the receiver's push counter (conditional pushes wait on
  * counters, transport.h). */

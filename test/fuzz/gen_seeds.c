@@ -117,12 +117,6 @@ static void seed_push(void)
     seed_write("push-done-get", FUZZ_AM_PUSH_DONE, FUZZ_FIX_SEQ, &done, sizeof(done));
     done.status = loom_le32(LOOM_WIRE_IO_ERROR);
     seed_write("push-done-get-io", FUZZ_AM_PUSH_DONE, FUZZ_FIX_SEQ, &done, sizeof(done));
-    /* a notice adding to counter 7 */
-    done.status     = 0;
-    done.hdr.flags  = LOOM_WIRE_FLAG_NOTICE;
-    done.requester  = loom_le64(FUZZ_PEER_NAME);
-    done.counter    = loom_le64(7);
-    seed_write("push-notice", FUZZ_AM_PUSH_DONE, 0, &done, sizeof(done));
 }
 
 static void seed_connect(void)

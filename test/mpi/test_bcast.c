@@ -4,7 +4,8 @@
  * coll loom leaves to the next component), on MPI_COMM_WORLD, a duplicate,
  * a split, and a communicator freed and made again on the same buffers.
  * With LOOM_EXPECT_COLL_LOOM=1 the pushes themselves are counted (btl
- * loom's pvars): coll loom must have carried the large broadcasts.
+ * loom's pvars): coll loom must have carried the large broadcasts.  With
+ * LOOM_BCAST_FAILURE=1 only failure() runs.
  */
 #include "loom_test_util.h"
 
@@ -92,6 +93,27 @@ static void datatypes(MPI_Comm comm)
     MPI_Type_free(&every_other);
 }
 
+/* LOOM_BCAST_FAILURE=1, run with a low btl_loom_push_waiting and small
+ * segments: a broadcast whose forwarding pushes the inner nodes refuse must
+ * fail at every rank, not hang; the next one (few segments) works. */
+static void failure(void)
+{
+    int rank, rc, all_failed = 0, failed;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (0 == rank) {
+        loom_fill_pattern(buf, 16 * MIB, 400, 0);
+    }
+    rc = MPI_Bcast(buf, (int)(16 * MIB), MPI_BYTE, 0, MPI_COMM_WORLD);
+    failed = (MPI_SUCCESS != rc);
+    LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (!all_failed) {
+        loom_fail("a broadcast beyond btl_loom_push_waiting returned %d here: every rank "
+                  "should have failed", rc);
+    }
+    bcast_bytes(MPI_COMM_WORLD, 128 * KIB, 0, 401, "the broadcast after a failed one");
+}
+
 static unsigned long long pushes(void)
 {
     unsigned long long value = 0, sum = 0;
@@ -115,6 +137,11 @@ int main(int argc, char **argv)
     loom_test_init(&argc, &argv, "test_bcast", 2, &rank, &size);
     buf = loom_malloc(16 * MIB + 4096 + LOOM_GUARD_SIZE);
     before = pushes();
+    if (NULL != getenv("LOOM_BCAST_FAILURE")) {
+        failure();
+        free(buf);
+        loom_test_pass_msg("(a broadcast failed at every rank, the next one passed)");
+    }
     sweep(MPI_COMM_WORLD, "world");
     datatypes(MPI_COMM_WORLD);
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
