@@ -307,6 +307,66 @@ static void refusals_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* ---- forged push requests --------------------------------------------------------------- */
+
+/* The child's memory without remote read; the parent asks the child to push
+ * it to the parent, naming the child as the requester (whose own memory it
+ * may read) or as the process to answer: both refused, nothing lands. */
+static void forged_push_parent(unit_ctx_t *ctx)
+{
+    size_t key_size = loom_key_size(ctx->engine);
+    uint8_t msg[LOOM_OP_MSG_MAX], *mem = unit_alloc(4096), zero[4096] = {0};
+    loom_wire_push_req_t req;
+    unit_remote_t secret;
+    loom_region_t *region;
+    loom_wire_key_t fields;
+    int i;
+
+    CHECK_RC(loom_mem_register(ctx->engine, mem, 4096, &region), LOOM_OK);
+    unit_recv_region(ctx, &secret);
+    fields = loom_key_fields(secret.key);
+    for (i = 0; i < 2; ++i) {
+        memset(&req, 0, sizeof(req));
+        loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_PUSH_REQ, 0, sizeof(req) + key_size);
+        req.request_id    = loom_le64(0xf00d + i);
+        req.requester     = loom_le64(0 == i ? UNIT_CHILD_NAME : ctx->name);
+        req.dest_proc     = loom_le64(ctx->name);
+        req.notify_proc   = loom_le64(0 == i ? ctx->name : UNIT_CHILD_NAME);
+        req.src_addr      = loom_le64(secret.base);
+        req.dst_addr      = loom_le64((uint64_t)(uintptr_t)mem);
+        req.length        = loom_le64(4096);
+        req.src_region_id = fields.region_id;
+        req.src_epoch     = fields.epoch;
+        memcpy(msg, &req, sizeof(req));
+        CHECK_RC(loom_key_pack(region, msg + sizeof(req), key_size), LOOM_OK);
+        raw_send(ctx, LOOM_WIRE_PUSH_REQ, NULL, msg, sizeof(req) + key_size);
+    }
+    unit_barrier(ctx); /* the child saw both */
+    unit_progress_for(ctx, 0.2);
+    CHECK_MEM(mem, zero, sizeof(zero), "memory a forged push request would have read");
+    loom_mem_deregister(region);
+    free(mem);
+}
+
+static void forged_push_child(unit_ctx_t *ctx)
+{
+    uint8_t *secret = unit_alloc(4096);
+    unsigned long refused = rail_stats(ctx)->refused;
+    loom_region_t *region;
+
+    ctx->log_quiet = true;
+    memset(secret, 0x5e, 4096);
+    CHECK_RC(loom_mem_register_access(ctx->engine, secret, 4096, LOOM_ACCESS_LOCAL_WRITE,
+                                      &region), LOOM_OK);
+    unit_send_region(ctx, region, secret, 4096);
+    UNIT_WAIT(ctx, rail_stats(ctx)->refused - refused >= 2);
+    CHECK(unit_log_contains(ctx, "names this process as its requester"));
+    CHECK_UEQ(loom_engine_push_stats(ctx->engine)->served, 0);
+    unit_barrier(ctx);
+    loom_mem_deregister(region);
+    free(secret);
+}
+
 int main(int argc, char **argv)
 {
     unit_options_t options = {.configure = hostile_configure};
@@ -319,5 +379,6 @@ int main(int argc, char **argv)
     rc |= RUN("test_hostile ahead", ahead_parent, ahead_child);
     rc |= RUN("test_hostile asks", asks_parent, asks_child);
     rc |= RUN("test_hostile refusals", refusals_parent, refusals_child);
+    rc |= RUN("test_hostile forged push", forged_push_parent, forged_push_child);
     return rc;
 }
