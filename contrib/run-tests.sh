@@ -34,8 +34,12 @@ report() {
     grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$out" || true
     for log in "$dir"/test/*.log "$dir"/test/*/*.log; do
         [ -f "$log" ] || continue
-        grep -q '^:test-result: \(FAIL\|ERROR\)' "${log%.log}.trs" 2>/dev/null && { echo "--- $log"; tail -n 40 "$log"; }
+        if grep -q '^:test-result: \(FAIL\|ERROR\)' "${log%.log}.trs" 2>/dev/null; then
+            echo "--- $log"
+            tail -n 40 "$log"
+        fi
     done
+    return 0
 }
 
 status=0
