@@ -71,6 +71,13 @@ if ! timeout -k 10 600 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_incl
     fail=1
 fi
 echo "(took $((SECONDS - start)) s)"
+# The measurements are for the README (make -C build check-rxe runs them);
+# the test command leaves them out (LOOM_RXE_MEASURE=0): beside the host's
+# tests their numbers say nothing, and they were a quarter of the guest's time.
+if [ "${LOOM_RXE_MEASURE:-1}" = 0 ]; then
+    echo "=== measurements left out (LOOM_RXE_MEASURE=0; the guest ran ${SECONDS} s)"
+    exit $fail
+fi
 echo "=== eager ring latency over rc_verbs:rxe0:1"
 start=$SECONDS
 measure "eager ring latency" "$src/contrib/eager-latency.sh" --bindir "$bindir" \

@@ -173,23 +173,23 @@ static void config_tests(unit_ctx_t *ctx)
         const char *log;  /* in the error logged, NULL: none */
         int         am_rail;
     } bad[] = {
-        {NULL, 5, LOOM_ERR_INVALID, NULL},
-        {"tcp:lo", 0, LOOM_ERR_INVALID, NULL},          /* name 0 */
-        {"", 5, LOOM_ERR_INVALID, "btl_loom_rails is empty"},
-        {"tcp", 5, LOOM_ERR_INVALID, "not of the form transport:device"},
-        {":lo", 5, LOOM_ERR_INVALID, "not of the form transport:device"},
-        {"tcp:", 5, LOOM_ERR_INVALID, "not of the form transport:device"},
-        {"tcp:lo,tcp:lo", 5, LOOM_ERR_INVALID, "named twice"},
-        {"nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'nosuchtl'"},
-        {"tcp:nosuchdev", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'tcp' on device"},
-        {"tcp:lo,nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'nosuchtl'"},
+        {NULL, 5, LOOM_ERR_INVALID, NULL, 0},
+        {"tcp:lo", 0, LOOM_ERR_INVALID, NULL, 0},          /* name 0 */
+        {"", 5, LOOM_ERR_INVALID, "btl_loom_rails is empty", 0},
+        {"tcp", 5, LOOM_ERR_INVALID, "not of the form transport:device", 0},
+        {":lo", 5, LOOM_ERR_INVALID, "not of the form transport:device", 0},
+        {"tcp:", 5, LOOM_ERR_INVALID, "not of the form transport:device", 0},
+        {"tcp:lo,tcp:lo", 5, LOOM_ERR_INVALID, "named twice", 0},
+        {"nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'nosuchtl'", 0},
+        {"tcp:nosuchdev", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'tcp' on device", 0},
+        {"tcp:lo,nosuchtl:lo", 5, LOOM_ERR_NOT_FOUND, "no UCT transport 'nosuchtl'", 0},
         /* stray commas: no rails at all, or fewer than meant */
-        {",", 5, LOOM_ERR_INVALID, "btl_loom_rails=\",\": entry 1 is empty"},
-        {",,", 5, LOOM_ERR_INVALID, "entry 1 is empty"},
-        {"tcp:lo,,", 5, LOOM_ERR_INVALID, "btl_loom_rails=\"tcp:lo,,\": entry 2 is empty"},
-        {"tcp:lo,", 5, LOOM_ERR_INVALID, "entry 2 is empty"},
-        {",tcp:lo", 5, LOOM_ERR_INVALID, "entry 1 is empty"},
-        {too_long, 5, LOOM_ERR_INVALID, "btl_loom_rails: 2047 characters, at most 1023"},
+        {",", 5, LOOM_ERR_INVALID, "btl_loom_rails=\",\": entry 1 is empty", 0},
+        {",,", 5, LOOM_ERR_INVALID, "entry 1 is empty", 0},
+        {"tcp:lo,,", 5, LOOM_ERR_INVALID, "btl_loom_rails=\"tcp:lo,,\": entry 2 is empty", 0},
+        {"tcp:lo,", 5, LOOM_ERR_INVALID, "entry 2 is empty", 0},
+        {",tcp:lo", 5, LOOM_ERR_INVALID, "entry 1 is empty", 0},
+        {too_long, 5, LOOM_ERR_INVALID, "btl_loom_rails: 2047 characters, at most 1023", 0},
         {"tcp:lo", 5, LOOM_ERR_INVALID, "btl_loom_am_rail=1 names no rail", 1},
     };
     loom_engine_config_t config;
