@@ -279,21 +279,21 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool contiguous)
 }
 
 /* Every notice of this rank came: the total, and each segment's (a notice
- * that came late would make a released counter again). */
-static bool mca_coll_loom_all_landed(const mca_coll_loom_call_t *call, unsigned segments)
+ * that came late would make a released counter again).  *landed segments
+ * were seen already: each poll looks only at those after them. */
+static bool mca_coll_loom_all_landed(const mca_coll_loom_call_t *call, unsigned segments,
+                                     unsigned *landed)
 {
     const mca_btl_loom_coll_api_t *api = call->module->api;
-    unsigned s;
 
     if (api->counter_value(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL)) < segments) {
         return false;
     }
-    for (s = 1; s <= segments; ++s) {
-        if (0 == api->counter_value(mca_coll_loom_counter(call, s))) {
-            return false;
-        }
+    while (*landed < segments &&
+           0 != api->counter_value(mca_coll_loom_counter(call, *landed + 1))) {
+        ++*landed;
     }
-    return true;
+    return *landed == segments;
 }
 
 /* Any other rank: its buffer to the root, then the outcome and its data. */
@@ -301,6 +301,7 @@ static int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call, bool contiguous)
 {
     const mca_btl_loom_coll_api_t *api = call->module->api;
     mca_coll_loom_word_t msg = {MCA_COLL_LOOM_FAILED, 0};
+    unsigned landed = 0;
     int rc;
 
     mca_coll_loom_register(call, contiguous);
@@ -313,7 +314,8 @@ static int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call, bool contiguous)
     if (OMPI_SUCCESS != rc || MCA_COLL_LOOM_FALL_BACK == msg.word) {
         return (OMPI_SUCCESS != rc) ? rc : msg.word;
     }
-    while (MCA_COLL_LOOM_DONE == msg.word && !mca_coll_loom_all_landed(call, msg.segments)) {
+    while (MCA_COLL_LOOM_DONE == msg.word &&
+           !mca_coll_loom_all_landed(call, msg.segments, &landed)) {
         opal_progress();
     }
     /* a failure cancels the pushes waiting here; the root's last word says

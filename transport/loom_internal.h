@@ -652,7 +652,7 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
                          uint64_t request_id, uint64_t length, int rc, bool refusal);
 /* A push's end told to its notices (from its request, or a serve's copy). */
 void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *notices,
-                            int rail, uint64_t request_id, uint64_t length, int rc);
+                            uint64_t request_id, uint64_t length, int rc);
 /* Our push request's answer (PUSH_DONE, or our own serve's end): the op it
  * names completes, if it still waits for exactly that. */
 void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_t request_id,

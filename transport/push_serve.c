@@ -63,7 +63,7 @@ void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t 
                         loom_from_le64(req.request_id), 0, rc, LOOM_ERR_CANCELLED != rc);
     /* a malformed list names nobody: only the requester hears of it */
     (void)loom_push_req_notices(data, length, &notices, &key, &key_len);
-    loom_push_notices_send(engine, &notices, rail, loom_from_le64(req.request_id), 0, rc);
+    loom_push_notices_send(engine, &notices, loom_from_le64(req.request_id), 0, rc);
 }
 
 /* The rail the data goes by: a requester reading into its own memory is
@@ -81,10 +81,10 @@ static int loom_push_serve_rail(loom_peer_t *dest, int rail, const loom_wire_pus
 /* Every check a request passes before it is served; the destination's
  * rkey on the rail the data goes by comes back in rkey. */
 static int loom_push_check(loom_engine_t *engine, int rail, const void *data, size_t length,
-                           loom_peer_t **dest_p, int *dest_rail_p, loom_region_t **region_p,
-                           uct_rkey_bundle_t *rkey, loom_wire_key_t *dst_fields)
+                           loom_serve_notices_t *notices, loom_peer_t **dest_p, int *dest_rail_p,
+                           loom_region_t **region_p, uct_rkey_bundle_t *rkey,
+                           loom_wire_key_t *dst_fields)
 {
-    loom_serve_notices_t notices;
     const loom_wire_key_t *dst_key;
     loom_wire_push_req_t req;
     const uint8_t *key;
@@ -96,12 +96,12 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
 
     memcpy(&req, data, sizeof(req));
     len = loom_from_le64(req.length);
-    rc  = loom_push_req_notices(data, length, &notices, &key, &key_len);
-    for (i = 0; LOOM_OK == rc && i < notices.count; ++i) {
-        if (notices.to[i].proc != engine->config.name &&
-            NULL == loom_peer_lookup(engine, notices.to[i].proc)) {
+    rc  = loom_push_req_notices(data, length, notices, &key, &key_len);
+    for (i = 0; LOOM_OK == rc && i < notices->count; ++i) {
+        if (notices->to[i].proc != engine->config.name &&
+            NULL == loom_peer_lookup(engine, notices->to[i].proc)) {
             loom_log(engine, LOOM_LOG_WARN, "a push request names process %#llx to tell, "
-                     "which is not connected here", (unsigned long long)notices.to[i].proc);
+                     "which is not connected here", (unsigned long long)notices->to[i].proc);
             rc = LOOM_ERR_INVALID;
         }
     }
@@ -149,8 +149,6 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
     loom_region_t *region = NULL;
     uct_rkey_bundle_t rkey;
     loom_peer_t *dest = NULL;
-    const uint8_t *key;
-    size_t key_len;
     loom_op_t *op;
     int rc, dest_rail = 0;
 
@@ -164,8 +162,8 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
                  "(%#llx) is not connected", (unsigned long long)loom_from_le64(req.notify_proc));
         return;
     }
-    rc = loom_push_check(engine, rail, data, length, &dest, &dest_rail, &region, &rkey,
-                         &dst_fields);
+    rc = loom_push_check(engine, rail, data, length, &notices, &dest, &dest_rail, &region,
+                         &rkey, &dst_fields);
     op = (LOOM_OK == rc) ? loom_op_alloc_ctrl(engine) : NULL;
     if (LOOM_OK == rc && NULL == op) {
         uct_rkey_release(engine->rails[dest_rail].component, &rkey);
@@ -175,7 +173,6 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
         loom_push_refuse(engine, rail, data, length, rc);
         return;
     }
-    (void)loom_push_req_notices(data, length, &notices, &key, &key_len);
     loom_op_start(dest, op, LOOM_OP_SERVE, LOOM_STAGE_ISSUE);
     ++dest->serves;
     ++engine->push.stats.served;

@@ -70,14 +70,13 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
 /* Notices are engine messages (reliable, in order with our messages); one
  * to ourselves waits for progress (push_cond.c). */
 void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *notices,
-                            int rail, uint64_t request_id, uint64_t length, int rc)
+                            uint64_t request_id, uint64_t length, int rc)
 {
     loom_wire_push_notice_t msg;
     loom_notice_held_t *own;
     loom_peer_t *peer;
     uint32_t i;
 
-    (void)rail;
     memset(&msg, 0, sizeof(msg));
     msg.kind       = LOOM_WIRE_PUSH_NOTICE;
     msg.status     = loom_le32(loom_rc_to_wire(rc));
@@ -164,7 +163,7 @@ void loom_rdma_complete(loom_op_t *op, int rc)
         loom_serve_notices_t notices;
 
         memcpy(&notices, op->msg, sizeof(notices));
-        loom_push_notices_send(op->peer->engine, &notices, op->rail, op->id,
+        loom_push_notices_send(op->peer->engine, &notices, op->id,
                                (LOOM_OK == rc) ? op->length : 0, rc);
     }
     loom_op_finish(op, rc);
