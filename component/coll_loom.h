@@ -3,8 +3,10 @@
  * (its BTL's engine, reached through btl_loom_coll_api.h).  MPI_Bcast is
  * root-orchestrated: the root issues the whole schedule of a tree, its own
  * pushes and pushes that wait at inner nodes for a segment to land, and
- * nobody handshakes per hop.  Everything else is left to the components
- * below it.
+ * nobody handshakes per hop.  MPI_Reduce and MPI_Allreduce use half-RDMA:
+ * the root pulls every rank's contribution into a queue of its own and
+ * reduces each segment as it lands (Allreduce then broadcasts it the same
+ * way).  Everything else is left to the components below it.
  */
 #ifndef MCA_COLL_LOOM_H
 #define MCA_COLL_LOOM_H
@@ -25,6 +27,11 @@ typedef struct mca_coll_loom_component_t {
     int bcast_min_procs; /* communicators smaller than this leave it to the next too */
     int bcast_segment;   /* bytes per pipelined segment */
     int bcast_fanout;    /* children per node of the broadcast tree */
+    int reduce_min;      /* bytes: smaller reductions go to the next component */
+    int reduce_min_procs;
+    int reduce_segment;  /* bytes per segment the root reduces as it lands */
+    int reduce_depth;    /* segments of each rank in flight to the root */
+    int reduce_staging;  /* bytes: the root's staging queue at most */
 } mca_coll_loom_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
@@ -42,6 +49,10 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *next_bcast_module;
     mca_coll_base_module_allreduce_fn_t next_allreduce;
     mca_coll_base_module_t *next_allreduce_module;
+    mca_coll_base_module_reduce_fn_t next_reduce;
+    mca_coll_base_module_t *next_reduce_module;
+    void    *staging;    /* a reduction's root's queue, kept from call to call */
+    size_t   staging_size;
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 
@@ -51,5 +62,11 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
                                                  int *priority);
 int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
 #endif

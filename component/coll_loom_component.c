@@ -62,6 +62,24 @@ static int mca_coll_loom_register(void)
     c->bcast_fanout = 2;
     mca_coll_loom_param("bcast_fanout", "Children of each node of the broadcast tree "
         "(1: a chain; 1-64)", OPAL_INFO_LVL_6, &c->bcast_fanout);
+    c->reduce_min = 262144;
+    mca_coll_loom_param("reduce_min", "Reductions (MPI_Reduce, MPI_Allreduce) of fewer bytes "
+        "go to the next component (0-1073741824)", OPAL_INFO_LVL_6, &c->reduce_min);
+    c->reduce_min_procs = 2;
+    mca_coll_loom_param("reduce_min_procs", "On communicators of fewer processes reductions "
+        "go to the next component (2-1000000)", OPAL_INFO_LVL_6, &c->reduce_min_procs);
+    c->reduce_segment = 262144;
+    mca_coll_loom_param("reduce_segment", "Bytes per segment of a reduction: the root reduces "
+        "each segment as it lands, and an allreduce broadcasts it once reduced "
+        "(4096-1073741824)", OPAL_INFO_LVL_6, &c->reduce_segment);
+    c->reduce_depth = 2;
+    mca_coll_loom_param("reduce_depth", "Segments of each rank's contribution in flight to "
+        "the root of a reduction at once (1-64)", OPAL_INFO_LVL_6, &c->reduce_depth);
+    c->reduce_staging = 33554432;
+    mca_coll_loom_param("reduce_staging", "Bytes the root of a reduction may keep as the "
+        "queue contributions land in (depth segments per other rank; segments shrink to fit, "
+        "and a reduction that still does not fit goes to the next component; "
+        "65536-1073741824)", OPAL_INFO_LVL_6, &c->reduce_staging);
     return OMPI_SUCCESS;
 }
 
@@ -93,7 +111,12 @@ static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mp
     if (!mca_coll_loom_check("bcast_min", c->bcast_min, 0, 1 << 30) ||
         !mca_coll_loom_check("bcast_min_procs", c->bcast_min_procs, 2, 1000000) ||
         !mca_coll_loom_check("bcast_segment", c->bcast_segment, 4096, 1 << 30) ||
-        !mca_coll_loom_check("bcast_fanout", c->bcast_fanout, 1, 64)) {
+        !mca_coll_loom_check("bcast_fanout", c->bcast_fanout, 1, 64) ||
+        !mca_coll_loom_check("reduce_min", c->reduce_min, 0, 1 << 30) ||
+        !mca_coll_loom_check("reduce_min_procs", c->reduce_min_procs, 2, 1000000) ||
+        !mca_coll_loom_check("reduce_segment", c->reduce_segment, 4096, 1 << 30) ||
+        !mca_coll_loom_check("reduce_depth", c->reduce_depth, 1, 64) ||
+        !mca_coll_loom_check("reduce_staging", c->reduce_staging, 65536, 1 << 30)) {
         return OMPI_ERROR;
     }
     return OMPI_SUCCESS;

@@ -48,13 +48,11 @@ void loom_test_init(int *argc, char ***argv, const char *name,
     loom_test_init_thread(argc, argv, name, min_ranks, MPI_THREAD_SINGLE, rank, size);
 }
 
-void loom_test_init_thread(int *argc, char ***argv, const char *name,
-                           int min_ranks, int required, int *rank, int *size)
+void loom_test_init_thread_level(int *argc, char ***argv, const char *name, int min_ranks,
+                                 int wanted, int *provided, int *rank, int *size)
 {
-    int provided;
-
     loom_test_name = name;
-    LOOM_CHECK_MPI(MPI_Init_thread(argc, argv, required, &provided));
+    LOOM_CHECK_MPI(MPI_Init_thread(argc, argv, wanted, provided));
     LOOM_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     LOOM_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank));
     LOOM_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, size));
@@ -67,6 +65,14 @@ void loom_test_init_thread(int *argc, char ***argv, const char *name,
                  name, min_ranks, *size);
         loom_test_skip(reason);
     }
+}
+
+void loom_test_init_thread(int *argc, char ***argv, const char *name,
+                           int min_ranks, int required, int *rank, int *size)
+{
+    int provided;
+
+    loom_test_init_thread_level(argc, argv, name, min_ranks, required, &provided, rank, size);
     if (provided < required) {
         char reason[128];
 

@@ -54,6 +54,11 @@ void loom_fail(const char *fmt, ...) LOOM_PRINTF(1, 2) LOOM_NORETURN;
 void loom_test_init(int *argc, char ***argv, const char *name,
                     int min_ranks, int *rank, int *size);
 
+/* the same with MPI_Init_thread at the wanted level, whatever the library
+ * provides (*provided) */
+void loom_test_init_thread_level(int *argc, char ***argv, const char *name, int min_ranks,
+                                 int wanted, int *provided, int *rank, int *size);
+
 /* the same with MPI_Init_thread; skips (collectively) when the library
  * provides less than the required thread level */
 void loom_test_init_thread(int *argc, char ***argv, const char *name,

@@ -12,7 +12,10 @@
 #                      temporary directory)
 #   LOOM_TEST_TIMEOUT  seconds per run (default: 300)
 #   LOOM_TEST_MAX_NP   skip runs with more processes (default: none skipped;
-#                      the emulated rxe guest uses 4)
+#                      the emulated rxe guest uses 2)
+#   LOOM_TEST_MIN_NP   skip runs with fewer processes (default: none skipped)
+#   LOOM_TEST_ONLY     run only these programs, separated by spaces (default:
+#                      all; the guest runs a few at 4 ranks this way)
 #   LOOM_TEST_LEAVE_OUT  programs not to run, separated by spaces (default:
 #                      none; the emulated rxe guest leaves some out on one rail)
 #
@@ -30,6 +33,8 @@ bindir=${LOOM_TEST_BINDIR:-$script_dir}
 logdir=${LOOM_TEST_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/loom-mpi-tests.XXXXXX")}
 run_timeout=${LOOM_TEST_TIMEOUT:-300}
 max_np=${LOOM_TEST_MAX_NP:-0}
+min_np=${LOOM_TEST_MIN_NP:-0}
+only=" ${LOOM_TEST_ONLY:-} "
 leave_out=" ${LOOM_TEST_LEAVE_OUT:-} "
 
 fixed_args=(--oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
@@ -106,6 +111,9 @@ for entry in "${tests[@]}"; do
     done
     name=${words[0]}
     nps=${words[*]:1}
+    if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then
+        continue
+    fi
     if [[ "$leave_out" == *" $name "* ]]; then
         echo "SKIP $name: left out by LOOM_TEST_LEAVE_OUT"
         skipped=$((skipped + 1))
@@ -113,6 +121,7 @@ for entry in "${tests[@]}"; do
     fi
     for np in $nps; do
         [ "$max_np" -gt 0 ] && [ "$np" -gt "$max_np" ] && continue
+        [ "$np" -lt "$min_np" ] && continue
         label="$name (np=$np${env_args[*]:+, ${env_args[*]}})"
         log="$logdir/$name.np$np${env_args[*]:+.env${#env_args[@]}}.log"
         if [ ! -x "$bindir/$name" ]; then

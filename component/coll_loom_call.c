@@ -1,0 +1,261 @@
+/*
+ * What every coll loom call does the same way (coll_loom_call.h): its
+ * segments and counters, registering its buffers, the root's pushes of a
+ * broadcast tree and their end, the root's word, and the wait of the other
+ * ranks for the word and for their data.
+ */
+#include "coll_loom_call.h"
+
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t *module,
+                             struct ompi_communicator_t *comm, int tag, int root, void *base,
+                             size_t bytes, size_t segment, size_t unit)
+{
+    size_t segment_min = (bytes + MCA_COLL_LOOM_SEGMENTS_MAX - 1) / MCA_COLL_LOOM_SEGMENTS_MAX;
+
+    memset(call, 0, sizeof(*call));
+    call->module = module;
+    call->comm   = comm;
+    call->tag    = tag;
+    call->root   = root;
+    call->rank   = ompi_comm_rank(comm);
+    call->size   = ompi_comm_size(comm);
+    call->base   = base;
+    call->bytes  = bytes;
+    if (segment < segment_min) {
+        segment = segment_min;
+    }
+    /* whole elements per segment: a reduction reduces segment by segment */
+    segment = (segment + unit - 1) / unit * unit;
+    call->segment  = segment;
+    call->segments = (unsigned)((bytes + segment - 1) / segment);
+    call->counters = ((uint64_t)(ompi_comm_get_cid(comm) & 0xffff) << 48) |
+                     ((uint64_t)(++module->calls & 0xffffff) << 24);
+}
+
+uint64_t mca_coll_loom_counter(const mca_coll_loom_call_t *call, uint32_t slot)
+{
+    return call->counters | slot;
+}
+
+size_t mca_coll_loom_segment_length(const mca_coll_loom_call_t *call, unsigned s)
+{
+    size_t offset = (size_t)s * call->segment;
+
+    return (call->bytes - offset < call->segment) ? call->bytes - offset : call->segment;
+}
+
+void mca_coll_loom_register(mca_coll_loom_call_t *call, void *addr, size_t bytes, bool usable,
+                            unsigned access, loom_region_t **region_p,
+                            mca_coll_loom_dest_t *dest)
+{
+    size_t key_size = 0;
+
+    memset(dest, 0, sizeof(*dest));
+    dest->addr = (uint64_t)(uintptr_t)addr;
+    *region_p  = NULL;
+    if (!usable || LOOM_OK != call->module->api->mem_register(addr, bytes, access, region_p,
+                                                              dest->key, &key_size)) {
+        *region_p = NULL;
+        return;
+    }
+    dest->key_size = (uint32_t)key_size;
+    dest->usable   = 1;
+}
+
+void mca_coll_loom_op_end(loom_op_t *op, int status)
+{
+    mca_coll_loom_call_t *call = op->user;
+
+    ++call->ended;
+    if (LOOM_OK != status && LOOM_OK == call->failure) {
+        call->failure = status;
+    }
+}
+
+/* The tree, on ranks relative to the root. */
+static int mca_coll_loom_real(const mca_coll_loom_call_t *call, int v)
+{
+    return (v + call->root) % call->size;
+}
+
+static int mca_coll_loom_parent(int v)
+{
+    return (v - 1) / mca_coll_loom_component.bcast_fanout;
+}
+
+void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
+                             unsigned s, int v)
+{
+    const uint64_t *names = call->module->names;
+    int to = mca_coll_loom_real(call, v), from = mca_coll_loom_real(call, mca_coll_loom_parent(v));
+    size_t offset = (size_t)s * call->segment;
+    loom_push_notice_to_t notices[2];
+    loom_push_args_t args;
+    loom_op_t *op = &call->ops[call->edges++];
+    int rc;
+
+    memset(&args, 0, sizeof(args));
+    args.owner        = names[from];
+    args.src_addr     = dests[from].addr + offset;
+    args.src_key      = dests[from].key;
+    args.src_key_size = dests[from].key_size;
+    args.dest         = names[to];
+    args.dst_addr     = dests[to].addr + offset;
+    args.dst_key      = dests[to].key;
+    args.dst_key_size = dests[to].key_size;
+    args.length       = mca_coll_loom_segment_length(call, s);
+    if (from != call->root) {
+        /* waits at the inner node for its copy of the segment */
+        args.cond_counter   = mca_coll_loom_counter(call, s + 1);
+        args.cond_threshold = 1;
+    }
+    notices[0].proc    = names[to];
+    notices[0].counter = mca_coll_loom_counter(call, s + 1);
+    notices[1].proc    = names[to];
+    notices[1].counter = mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL);
+    args.notices       = notices;
+    args.notice_count  = 2;
+    op->cb   = mca_coll_loom_op_end;
+    op->user = call;
+    ++call->issued;
+    rc = call->module->api->push(op, &args);
+    if (LOOM_INPROGRESS != rc) {
+        mca_coll_loom_op_end(op, rc);
+    }
+}
+
+/* The word to every rank but the root: blocking, or started (reqs). */
+static int mca_coll_loom_send_word(mca_coll_loom_call_t *call, int32_t word,
+                                   ompi_request_t **reqs)
+{
+    mca_coll_loom_word_t msg = {word, call->segments};
+    int rank, rc = OMPI_SUCCESS;
+
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
+        if (rank == call->root) {
+            continue;
+        }
+        if (NULL == reqs) {
+            rc = MCA_PML_CALL(send(&msg, sizeof(msg), MPI_BYTE, rank, call->tag,
+                                   MCA_PML_BASE_SEND_STANDARD, call->comm));
+        } else {
+            call->told = msg;
+            rc = MCA_PML_CALL(isend(&call->told, sizeof(call->told), MPI_BYTE, rank, call->tag,
+                                    MCA_PML_BASE_SEND_STANDARD, call->comm, &reqs[rank]));
+        }
+    }
+    return rc;
+}
+
+int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
+{
+    return mca_coll_loom_send_word(call, word, NULL);
+}
+
+int mca_coll_loom_drain(mca_coll_loom_call_t *call)
+{
+    ompi_request_t **reqs = NULL;
+    bool told = false;
+    int v, rc = OMPI_SUCCESS;
+
+    while (call->ended < call->issued || (LOOM_OK != call->failure && !told)) {
+        if (LOOM_OK != call->failure && !told) {
+            /* started, not waited for: the ranks' words are small (without
+             * memory for the requests, each is sent as it goes) */
+            reqs = calloc((size_t)call->size, sizeof(*reqs));
+            rc   = mca_coll_loom_send_word(call, MCA_COLL_LOOM_FAILED, reqs);
+            told = true;
+            continue;
+        }
+        opal_progress();
+    }
+    if (NULL != reqs) {
+        for (v = 0; v < call->size; ++v) {
+            if (NULL != reqs[v]) {
+                (void)ompi_request_wait(&reqs[v], MPI_STATUS_IGNORE);
+            }
+        }
+        free(reqs);
+    }
+    return rc;
+}
+
+/* Every notice of this rank came: the total, and each segment's (a notice
+ * that came late would make a released counter again).  *landed segments
+ * were seen already: each poll looks only at those after them. */
+static bool mca_coll_loom_all_landed(const mca_coll_loom_call_t *call, unsigned segments,
+                                     unsigned *landed)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+
+    if (api->counter_value(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL)) < segments) {
+        return false;
+    }
+    while (*landed < segments &&
+           0 != api->counter_value(mca_coll_loom_counter(call, *landed + 1))) {
+        ++*landed;
+    }
+    return *landed == segments;
+}
+
+int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size,
+                       bool receives)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    mca_coll_loom_word_t msg = {MCA_COLL_LOOM_FAILED, 0};
+    unsigned landed = 0;
+    int rc;
+
+    rc = MCA_PML_CALL(send(mine, mine_size, MPI_BYTE, call->root, call->tag,
+                           MCA_PML_BASE_SEND_STANDARD, call->comm));
+    if (OMPI_SUCCESS == rc) {
+        rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, call->root, call->tag, call->comm,
+                               MPI_STATUS_IGNORE));
+    }
+    if (OMPI_SUCCESS != rc || MCA_COLL_LOOM_FALL_BACK == msg.word) {
+        return (OMPI_SUCCESS != rc) ? rc : msg.word;
+    }
+    if (receives) {
+        while (MCA_COLL_LOOM_DONE == msg.word &&
+               !mca_coll_loom_all_landed(call, msg.segments, &landed)) {
+            opal_progress();
+        }
+        /* a failure cancels the pushes waiting here; the root's last word
+         * says that nothing of the call moves any more */
+        (void)api->counters_release(mca_coll_loom_counter(call, 1), msg.segments);
+        (void)api->counters_release(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL), 1);
+    }
+    if (MCA_COLL_LOOM_FAILED == msg.word) {
+        rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, call->root, call->tag, call->comm,
+                               MPI_STATUS_IGNORE));
+        return (OMPI_SUCCESS != rc) ? rc : OMPI_ERROR;
+    }
+    return (MCA_COLL_LOOM_DONE == msg.word) ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm)
+{
+    int mine = module->reached ? 1 : 0, all = 0;
+
+    if (0 == module->agreed) {
+        if (OMPI_SUCCESS != module->next_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm,
+                                                   module->next_allreduce_module)) {
+            all = 0;
+        }
+        module->agreed = all ? 1 : -1;
+        if (!all) {
+            opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: btl loom does "
+                                "not reach every rank of %s from every rank: its collectives "
+                                "go to the next component", comm->c_name);
+        }
+    }
+    return 1 == module->agreed;
+}

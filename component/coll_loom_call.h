@@ -1,0 +1,95 @@
+/*
+ * One collective call as coll loom runs it, shared by its broadcast
+ * (coll_loom_bcast.c) and its reductions (coll_loom_reduce.c): the buffers
+ * the ranks tell the root, the root's pushes and the word that ends the
+ * call, and the wait of every other rank for that word and its data.
+ */
+#ifndef MCA_COLL_LOOM_CALL_H
+#define MCA_COLL_LOOM_CALL_H
+
+#include "coll_loom.h"
+
+/* The root's word on a call: DONE, FALL_BACK (before any push), or FAILED
+ * and then, once every push ended, ENDED. */
+enum { MCA_COLL_LOOM_DONE = 0, MCA_COLL_LOOM_FALL_BACK = 1, MCA_COLL_LOOM_FAILED = 2,
+       MCA_COLL_LOOM_ENDED = 3 };
+
+typedef struct mca_coll_loom_word {
+    int32_t  word;
+    uint32_t segments;      /* the root's: every rank waits for as many */
+} mca_coll_loom_word_t;
+
+/* Counters of one call: the communicator, the call's number, and a slot
+ * (segment s is s + 1; the call's total is the last). */
+#define MCA_COLL_LOOM_SLOT_TOTAL 0xffffffu
+/* Segments of one call at most: counters and pushes waiting at a node stay
+ * well inside btl loom's bounds (btl_loom_push_counters, _push_waiting). */
+#define MCA_COLL_LOOM_SEGMENTS_MAX 1024
+
+/* A rank's buffer as the root learns it. */
+typedef struct mca_coll_loom_dest {
+    uint64_t addr;
+    uint32_t key_size;
+    uint32_t usable;        /* 0: this rank cannot take part (fall back) */
+    uint8_t  key[LOOM_OP_MSG_MAX];
+} mca_coll_loom_dest_t;
+
+/* One call as this rank runs it. */
+typedef struct mca_coll_loom_call {
+    mca_coll_loom_module_t *module;
+    struct ompi_communicator_t *comm;
+    int      tag;           /* of the call's messages (the collective's) */
+    int      root;
+    int      rank;
+    int      size;
+    uint8_t *base;          /* the buffer data lands in: its first byte */
+    size_t   bytes;
+    size_t   segment;
+    unsigned segments;
+    uint64_t counters;      /* the call's first counter id (slot 0) */
+    loom_region_t *region;  /* base's registration */
+    mca_coll_loom_dest_t own;
+    /* the root's operations, and the word it sends while they end */
+    loom_op_t *ops;         /* the broadcast tree's pushes (edges of them issued) */
+    size_t   edges;
+    mca_coll_loom_word_t told;
+    size_t   issued;        /* every operation of the root's, ended or not */
+    size_t   ended;
+    int      failure;       /* the first operation's error */
+} mca_coll_loom_call_t;
+
+/* Sets up call for bytes at base, in segments of about segment bytes (a
+ * multiple of unit, at most MCA_COLL_LOOM_SEGMENTS_MAX of them). */
+void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t *module,
+                             struct ompi_communicator_t *comm, int tag, int root, void *base,
+                             size_t bytes, size_t segment, size_t unit);
+uint64_t mca_coll_loom_counter(const mca_coll_loom_call_t *call, uint32_t slot);
+size_t mca_coll_loom_segment_length(const mca_coll_loom_call_t *call, unsigned s);
+/* Registers [addr, addr + bytes) with access and fills dest (dest->usable
+ * 0 when it cannot take part); *region_p is NULL then. */
+void mca_coll_loom_register(mca_coll_loom_call_t *call, void *addr, size_t bytes, bool usable,
+                            unsigned access, loom_region_t **region_p,
+                            mca_coll_loom_dest_t *dest);
+/* The callback of the root's operations (op->user is the call). */
+void mca_coll_loom_op_end(loom_op_t *op, int status);
+/* The push of segment s from the broadcast tree's node at v's parent to v
+ * (ranks relative to the root), with its notices to v. */
+void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
+                             unsigned s, int v);
+/* The root: waits until every operation issued ended; a failure is told at
+ * once, so that pushes waiting on counters that will not grow are
+ * cancelled (each rank releases its counters). */
+int mca_coll_loom_drain(mca_coll_loom_call_t *call);
+/* The root's word to every other rank. */
+int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word);
+/* Any rank but the root: sends mine (its buffers) to the root, then waits
+ * for the root's word and, when it receives (a broadcast lands here), for
+ * the notices of all its segments.  Returns OMPI_SUCCESS, FALL_BACK, or an
+ * error. */
+int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size,
+                       bool receives);
+/* Whether every rank reaches every other through loom, asked once per
+ * communicator (a collective: every rank gets here in the same call). */
+bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm);
+
+#endif
