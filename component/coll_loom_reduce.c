@@ -227,7 +227,7 @@ static int mca_coll_loom_reduce_root(mca_coll_loom_reduction_t *red)
         }
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word &&
-        (!call->own.usable || OMPI_SUCCESS != mca_coll_loom_staging(red))) {
+        ((red->all && !call->own.usable) || OMPI_SUCCESS != mca_coll_loom_staging(red))) {
         word = MCA_COLL_LOOM_FALL_BACK;
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
@@ -322,20 +322,21 @@ static int mca_coll_loom_reduction(mca_coll_loom_module_t *module, const void *s
                             red.type_size * (size_t)count, segment, red.type_size);
     red.contribution = (MPI_IN_PLACE == sbuf) ? red.call.base : (const uint8_t *)sbuf + lb;
     memset(&mine, 0, sizeof(mine));
-    if (receives) {
+    if (all) {
+        /* the result is broadcast from the root's buffer into everyone's */
         mca_coll_loom_register(&red.call, red.call.base, red.call.bytes, true, access,
                                &red.call.region, &red.call.own);
         mine.dst = red.call.own;
     }
-    if (red.contribution == red.call.base) {
-        mine.src = mine.dst;
-    } else if (root != red.call.rank) {
-        mca_coll_loom_register(&red.call, (void *)red.contribution, red.call.bytes, true,
-                               LOOM_ACCESS_REMOTE_READ, &src_region, &mine.src);
-    }
     if (root == red.call.rank) {
         rc = mca_coll_loom_reduce_root(&red);
     } else {
+        if (red.contribution == red.call.base) {
+            mine.src = mine.dst; /* in place: the result buffer, registered */
+        } else {
+            mca_coll_loom_register(&red.call, (void *)red.contribution, red.call.bytes, true,
+                                   LOOM_ACCESS_REMOTE_READ, &src_region, &mine.src);
+        }
         rc = mca_coll_loom_leaf(&red.call, &mine, sizeof(mine), all);
     }
     if (NULL != src_region) {

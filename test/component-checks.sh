@@ -88,22 +88,25 @@ run_bad "thresholds must grow" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_
 run_bad "btl_loom_eager_ack_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_ack_timeout 1
 
 # coll loom: its parameters listed; a bad value makes it step aside, saying
-# why, and the job's broadcasts run on the next component
+# why, and the job's collectives run on the next component
 coll_params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param coll loom --level 9 --parsable)
-for p in priority verbose bcast_min bcast_min_procs bcast_segment bcast_fanout; do
+for p in priority verbose bcast_min bcast_min_procs bcast_segment bcast_fanout reduce_min \
+         reduce_min_procs reduce_segment reduce_depth reduce_staging; do
     grep -q "^mca:coll:loom:param:coll_loom_$p:" <<<"$coll_params"
     check "ompi_info lists coll_loom_$p" $?
 done
-run_aside() { # the bad parameter's name, then its value
-    local out rc
+run_aside() { # the bad parameter's name, its value, and the program (test_bcast)
+    local out rc prog=${3:-test_bcast}
     out=$(timeout 120 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
           --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom \
-          --mca btl_loom_rails tcp:lo --mca "coll_loom_$1" "$2" "$bindir/test_bcast" 2>&1)
+          --mca btl_loom_rails tcp:lo --mca "coll_loom_$1" "$2" "$bindir/$prog" 2>&1)
     rc=$?
     [ $rc -eq 0 ] && grep -q "coll_loom_$1 is $2, must be" <<<"$out" && grep -q "^PASS" <<<"$out"
-    check "coll loom steps aside on coll_loom_$1=$2, the broadcasts still pass (exit $rc)" $?
+    check "coll loom steps aside on coll_loom_$1=$2, $prog still passes (exit $rc)" $?
 }
 run_aside bcast_fanout 0
 run_aside bcast_segment 100
+run_aside reduce_depth 0 test_allreduce
+run_aside reduce_staging 4096 test_allreduce
 
 exit $fail
