@@ -538,3 +538,16 @@ int dlclose(void *handle)
     return 0;
 }
 #endif
+
+unsigned long long loom_pushes_requested(void)
+{
+    unsigned long long value = 0, sum = 0;
+    int found = 0;
+
+    if (MPI_SUCCESS != loom_pvar_read_sum("btl_loom_push_requested", &value, &found)) {
+        loom_fail("reading btl_loom_push_requested through MPI_T failed");
+    }
+    LOOM_CHECK_MPI(MPI_Allreduce(&value, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                 MPI_COMM_WORLD));
+    return sum;
+}

@@ -278,19 +278,6 @@ static void threads(void)
     }
 }
 
-static unsigned long long pushes(void)
-{
-    unsigned long long value = 0, sum = 0;
-    int found = 0;
-
-    if (MPI_SUCCESS != loom_pvar_read_sum("btl_loom_push_requested", &value, &found)) {
-        loom_fail("reading btl_loom_push_requested through MPI_T failed");
-    }
-    LOOM_CHECK_MPI(MPI_Allreduce(&value, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                                 MPI_COMM_WORLD));
-    return sum;
-}
-
 int main(int argc, char **argv)
 {
     const char *expect = getenv("LOOM_EXPECT_COLL_LOOM");
@@ -304,7 +291,7 @@ int main(int argc, char **argv)
                                 &provided, &rank, &size);
     kinds_init();
     bufs_init(&b, 16 * MIB + 64);
-    before = pushes();
+    before = loom_pushes_requested();
     sweep(MPI_COMM_WORLD, &b, "world", nkinds);
     left_to_others(MPI_COMM_WORLD, &b);
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -322,7 +309,7 @@ int main(int argc, char **argv)
     if (MPI_THREAD_MULTIPLE == provided) {
         threads();
     }
-    after = pushes();
+    after = loom_pushes_requested();
     if (NULL != expect && 0 == strcmp(expect, "1") && after == before) {
         loom_fail("coll loom was expected to carry the reductions, but no push was asked for");
     }

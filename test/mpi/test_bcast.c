@@ -114,19 +114,6 @@ static void failure(void)
     bcast_bytes(MPI_COMM_WORLD, 128 * KIB, 0, 401, "the broadcast after a failed one");
 }
 
-static unsigned long long pushes(void)
-{
-    unsigned long long value = 0, sum = 0;
-    int found = 0;
-
-    if (MPI_SUCCESS != loom_pvar_read_sum("btl_loom_push_requested", &value, &found)) {
-        loom_fail("reading btl_loom_push_requested through MPI_T failed");
-    }
-    LOOM_CHECK_MPI(MPI_Allreduce(&value, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                                 MPI_COMM_WORLD));
-    return sum;
-}
-
 int main(int argc, char **argv)
 {
     const char *expect = getenv("LOOM_EXPECT_COLL_LOOM");
@@ -136,7 +123,7 @@ int main(int argc, char **argv)
 
     loom_test_init(&argc, &argv, "test_bcast", 2, &rank, &size);
     buf = loom_malloc(16 * MIB + 4096 + LOOM_GUARD_SIZE);
-    before = pushes();
+    before = loom_pushes_requested();
     if (NULL != getenv("LOOM_BCAST_FAILURE")) {
         failure();
         free(buf);
@@ -156,7 +143,7 @@ int main(int argc, char **argv)
         bcast_bytes(dup, 2 * MIB, size / 2, 300u + (unsigned)i, "a communicator made again");
         MPI_Comm_free(&dup);
     }
-    after = pushes();
+    after = loom_pushes_requested();
     if (NULL != expect && 0 == strcmp(expect, "1") && after == before) {
         loom_fail("coll loom was expected to carry the broadcasts, but no push was asked for");
     }
