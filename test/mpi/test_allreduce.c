@@ -150,7 +150,7 @@ static void reduce_one(MPI_Comm comm, bufs_t *b, const kind_t *kind, size_t byte
 /* Every kind and size as Allreduce (16 MiB: the first kind only), in
  * place too from 1 MiB; Reduce, every size from one root, 1 MiB from every
  * root; then the same buffers again and again.  A lighter sweep (dup,
- * split) takes the first two kinds only. */
+ * split) takes the first two kinds only, up to 4 MiB. */
 static void sweep(MPI_Comm comm, bufs_t *b, const char *where, size_t kinds_swept)
 {
     unsigned seed = 1;
@@ -161,7 +161,7 @@ static void sweep(MPI_Comm comm, bufs_t *b, const char *where, size_t kinds_swep
     for (k = 0; k < kinds_swept; ++k) {
         for (i = 0; i < NSIZES; ++i) {
             size_t bytes = sizes[i] / kinds[k].unit * kinds[k].unit;
-            if (sizes[i] > 4 * MIB + 8 && k > 0) {
+            if (sizes[i] > 4 * MIB + 8 && (k > 0 || kinds_swept < nkinds)) {
                 continue;
             }
             reduce_one(comm, b, &kinds[k], bytes, -1, 0, seed++, where);
