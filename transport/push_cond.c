@@ -14,6 +14,11 @@
 
 #define LOOM_PUSH_COUNTERS_DEFAULT 4096
 #define LOOM_PUSH_WAITING_DEFAULT  4096
+/* Notices received and not yet handed to the upper layer (full progress
+ * hands them all): a notice is part of its sender's reliable stream, so
+ * only a peer flooding this process reaches the bound, never a burst of a
+ * legitimate schedule (a broadcast's leaf gets two per segment at once). */
+#define LOOM_PUSH_NOTICES_HELD_MAX 65536
 
 static unsigned loom_push_counters_max(const loom_engine_t *engine)
 {
@@ -194,7 +199,7 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, cons
     if (NULL == engine->config.push_notice_cb) {
         return;
     }
-    if (engine->push.held >= loom_push_waiting_max(engine)) {
+    if (engine->push.held >= LOOM_PUSH_NOTICES_HELD_MAX) {
         loom_msg_over_limit(engine, (rail >= 0) ? rail : 0, owner, "a push notice");
         return;
     }
