@@ -7,4 +7,5 @@
 set -eu
 export LOOM_MPI_ARGS="--mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo --mca btl_loom_connect_to_ep 1"
 export LOOM_TEST_LEAVE_OUT="${LOOM_TEST_LEAVE_OUT:-test_large test_allreduce}"
+export LOOM_TEST_MAX_NP="${LOOM_TEST_MAX_NP:-4}" # the larger runs are run-mpi-tests.sh's
 exec "$(dirname "$0")/run-mpi-tests.sh"
