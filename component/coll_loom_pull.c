@@ -1,0 +1,209 @@
+/*
+ * The reducer's side of coll loom's half-RDMA (coll_loom_reduce.h): a
+ * staging queue of depth segments per other rank, kept full by pushes this
+ * rank asks the owners for, each segment reduced into the result as it
+ * lands.
+ */
+#include "coll_loom_reduce.h"
+
+#include "ompi/datatype/ompi_datatype.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mca_coll_loom_reduction_init(mca_coll_loom_reduction_t *red,
+                                  mca_coll_loom_module_t *module, const void *sbuf, void *rbuf,
+                                  int count, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, int root, int tag,
+                                  struct ompi_communicator_t *comm)
+{
+    size_t segment = (size_t)mca_coll_loom_component.reduce_segment, queue;
+    ptrdiff_t lb, extent;
+
+    memset(red, 0, sizeof(*red));
+    ompi_datatype_type_size(dtype, &red->type_size);
+    ompi_datatype_get_true_extent(dtype, &lb, &extent);
+    red->op    = op;
+    red->dtype = dtype;
+    red->depth = (unsigned)mca_coll_loom_component.reduce_depth;
+    /* smaller segments where the queue would outgrow its bound */
+    queue = (size_t)(ompi_comm_size(comm) - 1) * red->depth;
+    if (queue * segment > (size_t)mca_coll_loom_component.reduce_staging) {
+        segment = (size_t)mca_coll_loom_component.reduce_staging / queue;
+    }
+    mca_coll_loom_call_init(&red->call, module, comm, tag, root,
+                            (NULL == rbuf) ? NULL : (uint8_t *)rbuf + lb,
+                            red->type_size * (size_t)count, segment, red->type_size);
+    red->contribution = (MPI_IN_PLACE == sbuf) ? red->call.base : (const uint8_t *)sbuf + lb;
+}
+
+void mca_coll_loom_reduction_register(mca_coll_loom_reduction_t *red, const void *buf, bool rw,
+                                      loom_region_t **region_p, mca_coll_loom_dest_t *dest)
+{
+    unsigned access = LOOM_ACCESS_REMOTE_READ;
+
+    if (rw) {
+        access |= LOOM_ACCESS_LOCAL_WRITE | LOOM_ACCESS_REMOTE_WRITE;
+    }
+    mca_coll_loom_register(&red->call, (void *)(uintptr_t)buf, red->call.bytes, true, access,
+                           region_p, dest);
+}
+
+void mca_coll_loom_reduction_range(mca_coll_loom_reduction_t *red, size_t lo, size_t len)
+{
+    red->lo       = lo;
+    red->len      = len;
+    red->segments = (unsigned)((len + red->call.segment - 1) / red->call.segment);
+}
+
+size_t mca_coll_loom_range_length(const mca_coll_loom_reduction_t *red, unsigned s)
+{
+    size_t offset = (size_t)s * red->call.segment;
+
+    return (red->len - offset < red->call.segment) ? red->len - offset : red->call.segment;
+}
+
+static void mca_coll_loom_pull_end(loom_op_t *op, int status)
+{
+    ((mca_coll_loom_pull_t *)op)->ended = true;
+    mca_coll_loom_op_end(op, status);
+}
+
+static mca_coll_loom_pull_t *mca_coll_loom_pull_of(mca_coll_loom_reduction_t *red, int rank,
+                                                   unsigned s)
+{
+    return &red->pulls[(size_t)rank * red->depth + s % red->depth];
+}
+
+/* Where rank's slot for segment s starts (this rank has none). */
+static uint8_t *mca_coll_loom_slot(const mca_coll_loom_reduction_t *red, int rank, unsigned s)
+{
+    const mca_coll_loom_call_t *call = &red->call;
+    size_t queue = (size_t)((rank - call->rank - 1 + call->size) % call->size);
+
+    return (uint8_t *)(uintptr_t)red->staging.addr +
+           (queue * red->depth + s % red->depth) * call->segment;
+}
+
+/* Asks rank for its contribution to segment s, into its slot for s. */
+static void mca_coll_loom_pull(mca_coll_loom_reduction_t *red, int rank, unsigned s)
+{
+    mca_coll_loom_call_t *call = &red->call;
+    const mca_coll_loom_dest_t *src = &red->msgs[rank].src;
+    mca_coll_loom_pull_t *pull = mca_coll_loom_pull_of(red, rank, s);
+    loom_push_args_t args;
+    int rc;
+
+    memset(&args, 0, sizeof(args));
+    args.owner        = call->module->names[rank];
+    args.src_addr     = src->addr + red->lo + (size_t)s * call->segment;
+    args.src_key      = src->key;
+    args.src_key_size = src->key_size;
+    args.dest         = call->module->names[call->rank];
+    args.dst_addr     = (uint64_t)(uintptr_t)mca_coll_loom_slot(red, rank, s);
+    args.dst_key      = red->staging.key;
+    args.dst_key_size = red->staging.key_size;
+    args.length       = mca_coll_loom_range_length(red, s);
+    pull->ended   = false;
+    pull->op.cb   = mca_coll_loom_pull_end;
+    pull->op.user = call;
+    ++call->issued;
+    rc = call->module->api->push(&pull->op, &args);
+    if (LOOM_INPROGRESS != rc) {
+        mca_coll_loom_pull_end(&pull->op, rc);
+    }
+}
+
+int mca_coll_loom_pulls_open(mca_coll_loom_reduction_t *red)
+{
+    mca_coll_loom_call_t *call = &red->call;
+    mca_coll_loom_module_t *module = call->module;
+    size_t bytes = (size_t)(call->size - 1) * red->depth * call->segment;
+
+    if (bytes > (size_t)mca_coll_loom_component.reduce_staging) {
+        opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a reduction on %s "
+                            "needs a queue of %zu bytes, more than coll_loom_reduce_staging",
+                            call->comm->c_name, bytes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    red->pulls = calloc((size_t)call->size * red->depth, sizeof(*red->pulls));
+    if (NULL == red->pulls) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* kept by the module from call to call (its registration is cached) */
+    if (module->staging_size < bytes) {
+        free(module->staging);
+        module->staging_size = 0;
+        if (0 != posix_memalign(&module->staging, 4096, bytes)) {
+            module->staging = NULL;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        module->staging_size = bytes;
+    }
+    mca_coll_loom_register(call, module->staging, bytes, true,
+                           LOOM_ACCESS_LOCAL_WRITE | LOOM_ACCESS_REMOTE_WRITE,
+                           &red->staging_region, &red->staging);
+    return red->staging.usable ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+/* Segment s of rank's contribution landed (or the call failed). */
+static bool mca_coll_loom_landed(mca_coll_loom_reduction_t *red, int rank, unsigned s)
+{
+    const mca_coll_loom_pull_t *pull = mca_coll_loom_pull_of(red, rank, s);
+
+    while (!pull->ended && LOOM_OK == red->call.failure) {
+        opal_progress();
+    }
+    return LOOM_OK == red->call.failure;
+}
+
+void mca_coll_loom_pulls_run(mca_coll_loom_reduction_t *red)
+{
+    mca_coll_loom_call_t *call = &red->call;
+    unsigned s, first = (red->depth < red->segments) ? red->depth : red->segments;
+    int rank;
+
+    for (s = 0; s < first; ++s) {
+        for (rank = 0; rank < call->size; ++rank) {
+            if (rank != call->rank) {
+                mca_coll_loom_pull(red, rank, s);
+            }
+        }
+    }
+    for (s = 0; s < red->segments && LOOM_OK == call->failure; ++s) {
+        size_t offset = red->lo + (size_t)s * call->segment;
+        size_t length = mca_coll_loom_range_length(red, s);
+
+        if (red->contribution != call->base) {
+            memcpy(call->base + offset, red->contribution + offset, length);
+        }
+        for (rank = 0; rank < call->size; ++rank) {
+            if (rank == call->rank) {
+                continue;
+            }
+            if (!mca_coll_loom_landed(red, rank, s)) {
+                return;
+            }
+            (void)MPI_Reduce_local(mca_coll_loom_slot(red, rank, s), call->base + offset,
+                                   (int)(length / red->type_size), red->dtype, red->op);
+            if (s + red->depth < red->segments) {
+                mca_coll_loom_pull(red, rank, s + red->depth);
+            }
+        }
+        if (NULL != red->reduced) {
+            red->reduced(red, s);
+        }
+    }
+}
+
+void mca_coll_loom_pulls_close(mca_coll_loom_reduction_t *red)
+{
+    if (NULL != red->staging_region) {
+        red->call.module->api->mem_deregister(red->staging_region);
+        red->staging_region = NULL;
+    }
+    free(red->pulls);
+    red->pulls = NULL;
+}
