@@ -4,9 +4,10 @@
  * root-orchestrated: the root issues the whole schedule of a tree, its own
  * pushes and pushes that wait at inner nodes for a segment to land, and
  * nobody handshakes per hop.  MPI_Reduce and MPI_Allreduce use half-RDMA:
- * the root pulls every rank's contribution into a queue of its own and
- * reduces each segment as it lands (Allreduce then broadcasts it the same
- * way).  Everything else is left to the components below it.
+ * a reducer pulls the other ranks' contributions into a queue of its own
+ * and reduces each segment as it lands (Reduce: the root, everything;
+ * Allreduce: every rank its slice, pushed on to all at once).  Everything
+ * else is left to the components below it.
  */
 #ifndef MCA_COLL_LOOM_H
 #define MCA_COLL_LOOM_H

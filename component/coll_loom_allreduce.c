@@ -177,6 +177,9 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
     size_t lo, len;
     int rank, rc;
 
+    if (!mca_coll_loom_queue_fits(red)) {
+        return MCA_COLL_LOOM_FALL_BACK; /* every rank alike, before any message */
+    }
     red->msgs = calloc((size_t)call->size, sizeof(*red->msgs));
     if (NULL == red->msgs) {
         return OMPI_ERR_OUT_OF_RESOURCE;

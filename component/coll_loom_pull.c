@@ -31,7 +31,8 @@ void mca_coll_loom_reduction_init(mca_coll_loom_reduction_t *red,
     /* smaller segments where the queue would outgrow its bound */
     queue = (size_t)(ompi_comm_size(comm) - 1) * red->depth;
     if (queue * segment > (size_t)mca_coll_loom_component.reduce_staging) {
-        segment = (size_t)mca_coll_loom_component.reduce_staging / queue;
+        segment  = (size_t)mca_coll_loom_component.reduce_staging / queue;
+        segment -= segment % red->type_size; /* whole elements, still within */
     }
     mca_coll_loom_call_init(&red->call, module, comm, tag, root,
                             (NULL == rbuf) ? NULL : (uint8_t *)rbuf + lb,
@@ -116,16 +117,31 @@ static void mca_coll_loom_pull(mca_coll_loom_reduction_t *red, int rank, unsigne
     }
 }
 
+static size_t mca_coll_loom_queue_bytes(const mca_coll_loom_reduction_t *red)
+{
+    return (size_t)(red->call.size - 1) * red->depth * red->call.segment;
+}
+
+bool mca_coll_loom_queue_fits(const mca_coll_loom_reduction_t *red)
+{
+    size_t bytes = mca_coll_loom_queue_bytes(red);
+
+    if (bytes <= (size_t)mca_coll_loom_component.reduce_staging) {
+        return true;
+    }
+    opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a reduction on %s "
+                        "needs a queue of %zu bytes, more than coll_loom_reduce_staging",
+                        red->call.comm->c_name, bytes);
+    return false;
+}
+
 int mca_coll_loom_pulls_open(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
     mca_coll_loom_module_t *module = call->module;
-    size_t bytes = (size_t)(call->size - 1) * red->depth * call->segment;
+    size_t bytes = mca_coll_loom_queue_bytes(red);
 
-    if (bytes > (size_t)mca_coll_loom_component.reduce_staging) {
-        opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a reduction on %s "
-                            "needs a queue of %zu bytes, more than coll_loom_reduce_staging",
-                            call->comm->c_name, bytes);
+    if (!mca_coll_loom_queue_fits(red)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     red->pulls = calloc((size_t)call->size * red->depth, sizeof(*red->pulls));

@@ -59,6 +59,9 @@ void mca_coll_loom_reduction_register(mca_coll_loom_reduction_t *red, const void
 /* Sets the range [lo, lo + len) this rank reduces. */
 void mca_coll_loom_reduction_range(mca_coll_loom_reduction_t *red, size_t lo, size_t len);
 size_t mca_coll_loom_range_length(const mca_coll_loom_reduction_t *red, unsigned s);
+/* The queue stays within coll_loom_reduce_staging (the same answer at
+ * every rank: segments of a call are one size everywhere). */
+bool mca_coll_loom_queue_fits(const mca_coll_loom_reduction_t *red);
 /* The queue: OMPI_SUCCESS, or an error (no memory, or beyond the bound). */
 int mca_coll_loom_pulls_open(mca_coll_loom_reduction_t *red);
 /* Reduces the range (red->reduced after each segment); stops early when an

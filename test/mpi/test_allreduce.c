@@ -74,7 +74,7 @@ static void contribution(const kind_t *kind, void *buf, size_t count, int rank, 
         } else if (MPI_DOUBLE == kind->type) {
             ((double *)buf)[i] = v;
         } else if (MPI_LONG_LONG == kind->type) {
-            ((long long *)buf)[i] = (long long)v << 20;
+            ((long long *)buf)[i] = (long long)v * 1048576; /* beyond int */
         } else if (MPI_FLOAT == kind->type) {
             ((float *)buf)[i] = (float)v;
         } else if (MPI_UNSIGNED_CHAR == kind->type) {
