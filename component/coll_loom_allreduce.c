@@ -10,11 +10,12 @@
  *     one touches its buffers before);
  *  2. rank i reduces slice i (count / size elements, the first count % size
  *     slices one more), pulling every other rank's part of it into its
- *     queue, and pushes each reduced segment to every other rank, telling
- *     it (its counter of the call's total);
+ *     queue, and pushes each reduced segment to every other rank;
  *  3. once its own operations ended, each rank sends every other its word
- *     (done or failed), and returns when it has every word and either all
- *     the notices of the other slices' segments or a failure.
+ *     (done or failed), and returns when it has every word.  A push of its
+ *     own memory ends only once the data is in the destination's memory,
+ *     so a rank's word says that its slice is in place everywhere: no
+ *     notices, no counters.
  *
  * With MPI_IN_PLACE a rank's contribution is its result buffer: the push
  * of slice i's segment into it comes after slice i's reducer pulled that
@@ -48,7 +49,6 @@ static void mca_coll_loom_spread(mca_coll_loom_reduction_t *red, unsigned s)
     const uint64_t *names = call->module->names;
     const mca_coll_loom_dest_t *src = &red->msgs[call->rank].dst;
     size_t offset = red->lo + (size_t)s * call->segment;
-    loom_push_notice_to_t notice;
     loom_push_args_t args;
     loom_op_t *op;
     int rank, rc;
@@ -68,10 +68,6 @@ static void mca_coll_loom_spread(mca_coll_loom_reduction_t *red, unsigned s)
         args.dst_key      = red->msgs[rank].dst.key;
         args.dst_key_size = red->msgs[rank].dst.key_size;
         args.length       = mca_coll_loom_range_length(red, s);
-        notice.proc       = names[rank];
-        notice.counter    = mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL);
-        args.notices      = &notice;
-        args.notice_count = 1;
         op->cb   = mca_coll_loom_op_end;
         op->user = call;
         ++call->issued;
@@ -119,16 +115,14 @@ static int mca_coll_loom_exchange(mca_coll_loom_reduction_t *red)
     return rc;
 }
 
-/* Step 3: the words, and the notices of the other slices (or a failure). */
-static int mca_coll_loom_finish(mca_coll_loom_reduction_t *red, uint64_t notices)
+/* Step 3: this rank's word to every other, and theirs. */
+static int mca_coll_loom_finish(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
-    const mca_btl_loom_coll_api_t *api = call->module->api;
-    uint64_t total = mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL);
     int32_t mine = (LOOM_OK == call->failure) ? MCA_COLL_LOOM_DONE : MCA_COLL_LOOM_FAILED;
     int32_t *words;
     ompi_request_t **reqs;
-    int rank, n = 0, done, rc = OMPI_SUCCESS;
+    int rank, n = 0, rc = OMPI_SUCCESS, wrc;
     bool failed = (MCA_COLL_LOOM_DONE != mine);
 
     words = calloc((size_t)call->size, sizeof(*words));
@@ -149,22 +143,13 @@ static int mca_coll_loom_finish(mca_coll_loom_reduction_t *red, uint64_t notices
                                     MCA_PML_BASE_SEND_STANDARD, call->comm, &reqs[n++]));
         }
     }
-    for (;;) {
-        done = 0;
-        (void)ompi_request_test_all((size_t)n, reqs, &done, MPI_STATUSES_IGNORE);
-        if (done) {
-            for (rank = 0; rank < call->size; ++rank) {
-                failed |= (MCA_COLL_LOOM_DONE != words[rank]);
-            }
-            if (failed || api->counter_value(total) >= notices || OMPI_SUCCESS != rc) {
-                break;
-            }
-        }
-        opal_progress();
+    wrc = ompi_request_wait_all((size_t)n, reqs, MPI_STATUSES_IGNORE);
+    for (rank = 0; rank < call->size; ++rank) {
+        failed |= (MCA_COLL_LOOM_DONE != words[rank]);
     }
-    (void)api->counters_release(total, 1);
     free(words);
     free(reqs);
+    rc = (OMPI_SUCCESS != rc) ? rc : wrc;
     return (OMPI_SUCCESS != rc) ? rc : failed ? OMPI_ERROR : OMPI_SUCCESS;
 }
 
@@ -172,10 +157,10 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
     mca_coll_loom_module_t *module = call->module;
+    mca_coll_loom_reduce_msg_t *me;
     loom_region_t *src_region = NULL;
-    uint64_t notices = 0;
     size_t lo, len;
-    int rank, rc;
+    int rc;
 
     if (!mca_coll_loom_queue_fits(red)) {
         return MCA_COLL_LOOM_FALL_BACK; /* every rank alike, before any message */
@@ -184,44 +169,36 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
     if (NULL == red->msgs) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    mca_coll_loom_reduction_register(red, call->base, true, &call->region,
-                                     &red->msgs[call->rank].dst);
-    if (red->contribution == call->base) {
-        red->msgs[call->rank].src = red->msgs[call->rank].dst;
-    } else {
-        mca_coll_loom_reduction_register(red, red->contribution, false, &src_region,
-                                         &red->msgs[call->rank].src);
+    me = &red->msgs[call->rank];
+    mca_coll_loom_slice(red, call->rank, &lo, &len);
+    mca_coll_loom_reduction_range(red, lo, len);
+    red->reduced = mca_coll_loom_spread;
+    call->ops = calloc((size_t)red->segments * (size_t)call->size + 1, sizeof(*call->ops));
+    /* a rank that could not reduce its slice says so with its keys, and
+     * every rank leaves the call to the next component */
+    if (NULL != call->ops && OMPI_SUCCESS == mca_coll_loom_pulls_open(red)) {
+        mca_coll_loom_reduction_register(red, call->base, true, &call->region, &me->dst);
+        if (red->contribution == call->base) {
+            me->src = me->dst;
+        } else {
+            mca_coll_loom_reduction_register(red, red->contribution, false, &src_region,
+                                             &me->src);
+        }
     }
     rc = mca_coll_loom_exchange(red);
     if (OMPI_SUCCESS == rc) {
-        for (rank = 0; rank < call->size; ++rank) {
-            mca_coll_loom_slice(red, rank, &lo, &len);
-            mca_coll_loom_reduction_range(red, lo, len);
-            if (rank != call->rank) {
-                notices += red->segments;
-            }
-        }
-        mca_coll_loom_slice(red, call->rank, &lo, &len);
-        mca_coll_loom_reduction_range(red, lo, len);
-        red->reduced = mca_coll_loom_spread;
-        call->ops = calloc((size_t)red->segments * (size_t)call->size, sizeof(*call->ops));
-        /* a rank that cannot reduce its slice fails the call for all */
-        if (NULL == call->ops || OMPI_SUCCESS != mca_coll_loom_pulls_open(red)) {
-            call->failure = LOOM_ERR_NOMEM;
-        } else {
-            mca_coll_loom_pulls_run(red);
-        }
-        while (call->ended < call->issued) {
+        mca_coll_loom_pulls_run(red);
+        while (mca_coll_loom_ended(call) < call->issued) {
             opal_progress();
         }
         if (LOOM_OK != call->failure) {
             opal_output(0, "coll loom: an allreduce of %zu bytes on %s failed here: %s",
                         call->bytes, call->comm->c_name, module->api->strerror(call->failure));
         }
-        rc = mca_coll_loom_finish(red, notices);
-        mca_coll_loom_pulls_close(red);
-        free(call->ops);
+        rc = mca_coll_loom_finish(red);
     }
+    mca_coll_loom_pulls_close(red);
+    free(call->ops);
     if (NULL != src_region) {
         module->api->mem_deregister(src_region);
     }

@@ -9,6 +9,7 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
 #include <stdlib.h>
@@ -74,10 +75,23 @@ void mca_coll_loom_op_end(loom_op_t *op, int status)
 {
     mca_coll_loom_call_t *call = op->user;
 
-    ++call->ended;
+    /* Callbacks run in whichever thread progresses loom; the caller polls
+     * without its lock.  The failure goes first, the count last: once the
+     * caller sees every operation ended it may return, and nothing may
+     * write into its call after that. */
     if (LOOM_OK != status && LOOM_OK == call->failure) {
         call->failure = status;
     }
+    opal_atomic_wmb();
+    ++call->ended;
+}
+
+size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call)
+{
+    size_t ended = *(volatile const size_t *)&call->ended;
+
+    opal_atomic_rmb(); /* what the callbacks wrote before */
+    return ended;
 }
 
 /* The tree, on ranks relative to the root. */
@@ -166,7 +180,7 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
     bool told = false;
     int v, rc = OMPI_SUCCESS;
 
-    while (call->ended < call->issued || (LOOM_OK != call->failure && !told)) {
+    while (mca_coll_loom_ended(call) < call->issued || (LOOM_OK != call->failure && !told)) {
         if (LOOM_OK != call->failure && !told) {
             /* started, not waited for: the ranks' words are small (without
              * memory for the requests, each is sent as it goes) */

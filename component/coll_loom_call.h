@@ -72,6 +72,9 @@ void mca_coll_loom_register(mca_coll_loom_call_t *call, void *addr, size_t bytes
                             mca_coll_loom_dest_t *dest);
 /* The callback of the root's operations (op->user is the call). */
 void mca_coll_loom_op_end(loom_op_t *op, int status);
+/* The operations ended so far, read with what their callbacks wrote before
+ * (call->failure): callbacks run in whichever thread progresses loom. */
+size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call);
 /* The push of segment s from the broadcast tree's node at v's parent to v
  * (ranks relative to the root), with its notices to v. */
 void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,

@@ -8,6 +8,7 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
 #include <stdlib.h>
@@ -68,6 +69,13 @@ size_t mca_coll_loom_range_length(const mca_coll_loom_reduction_t *red, unsigned
 
 static void mca_coll_loom_pull_end(loom_op_t *op, int status)
 {
+    mca_coll_loom_call_t *call = op->user;
+
+    /* the failure before the flag (mca_coll_loom_op_end says why) */
+    if (LOOM_OK != status && LOOM_OK == call->failure) {
+        call->failure = status;
+    }
+    opal_atomic_wmb();
     ((mca_coll_loom_pull_t *)op)->ended = true;
     mca_coll_loom_op_end(op, status);
 }
@@ -169,9 +177,10 @@ static bool mca_coll_loom_landed(mca_coll_loom_reduction_t *red, int rank, unsig
 {
     const mca_coll_loom_pull_t *pull = mca_coll_loom_pull_of(red, rank, s);
 
-    while (!pull->ended && LOOM_OK == red->call.failure) {
+    while (!*(volatile const bool *)&pull->ended && LOOM_OK == red->call.failure) {
         opal_progress();
     }
+    opal_atomic_rmb();
     return LOOM_OK == red->call.failure;
 }
 
