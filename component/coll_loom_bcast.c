@@ -96,6 +96,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     ptrdiff_t true_lb, true_extent;
     mca_coll_loom_call_t call;
     size_t type_size;
+    unsigned max_segments;
     bool contiguous;
     int rc;
 
@@ -107,9 +108,12 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     }
     ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
     contiguous = ompi_datatype_is_contiguous_memory_layout(datatype, count);
+    /* an inner node gets fanout requests per segment */
+    max_segments = MCA_COLL_LOOM_REQUESTS_PER_OWNER /
+                   (unsigned)mca_coll_loom_component.bcast_fanout;
     mca_coll_loom_call_init(&call, module, comm, MCA_COLL_BASE_TAG_BCAST, root,
                             (uint8_t *)buff + true_lb, type_size * (size_t)count,
-                            (size_t)mca_coll_loom_component.bcast_segment, 1);
+                            (size_t)mca_coll_loom_component.bcast_segment, 1, max_segments);
     mca_coll_loom_register(&call, call.base, call.bytes, contiguous,
                            mca_coll_loom_buffer_access, &call.region, &call.own);
     rc = (root == call.rank) ? mca_coll_loom_bcast_root(&call)

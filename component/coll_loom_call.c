@@ -17,9 +17,9 @@
 
 void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t *module,
                              struct ompi_communicator_t *comm, int tag, int root, void *base,
-                             size_t bytes, size_t segment, size_t unit)
+                             size_t bytes, size_t segment, size_t unit, unsigned max_segments)
 {
-    size_t segment_min = (bytes + MCA_COLL_LOOM_SEGMENTS_MAX - 1) / MCA_COLL_LOOM_SEGMENTS_MAX;
+    size_t segment_min = (bytes + max_segments - 1) / max_segments;
 
     memset(call, 0, sizeof(*call));
     call->module = module;

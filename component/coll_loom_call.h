@@ -22,9 +22,13 @@ typedef struct mca_coll_loom_word {
 /* Counters of one call: the communicator, the call's number, and a slot
  * (segment s is s + 1; the call's total is the last). */
 #define MCA_COLL_LOOM_SLOT_TOTAL 0xffffffu
-/* Segments of one call at most: counters and pushes waiting at a node stay
- * well inside btl loom's bounds (btl_loom_push_counters, _push_waiting). */
-#define MCA_COLL_LOOM_SEGMENTS_MAX 1024
+/* Requests one call sends one owner at most, which bounds its segments:
+ * half of btl loom's window of unanswered requests per owner (1024), so
+ * that none is held back at the requester (one held back could reach an
+ * inner node after a failure released its counters, and wait there for
+ * ever) even with another call beside it; counters and pushes waiting at a
+ * node stay well inside btl_loom_push_counters and _push_waiting too. */
+#define MCA_COLL_LOOM_REQUESTS_PER_OWNER 512
 
 /* A rank's buffer as the root learns it. */
 typedef struct mca_coll_loom_dest {
@@ -59,10 +63,10 @@ typedef struct mca_coll_loom_call {
 } mca_coll_loom_call_t;
 
 /* Sets up call for bytes at base, in segments of about segment bytes (a
- * multiple of unit, at most MCA_COLL_LOOM_SEGMENTS_MAX of them). */
+ * multiple of unit, at most max_segments of them). */
 void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t *module,
                              struct ompi_communicator_t *comm, int tag, int root, void *base,
-                             size_t bytes, size_t segment, size_t unit);
+                             size_t bytes, size_t segment, size_t unit, unsigned max_segments);
 uint64_t mca_coll_loom_counter(const mca_coll_loom_call_t *call, uint32_t slot);
 size_t mca_coll_loom_segment_length(const mca_coll_loom_call_t *call, unsigned s);
 /* Registers [addr, addr + bytes) with access and fills dest (dest->usable

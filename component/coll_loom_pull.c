@@ -37,7 +37,8 @@ void mca_coll_loom_reduction_init(mca_coll_loom_reduction_t *red,
     }
     mca_coll_loom_call_init(&red->call, module, comm, tag, root,
                             (NULL == rbuf) ? NULL : (uint8_t *)rbuf + lb,
-                            red->type_size * (size_t)count, segment, red->type_size);
+                            red->type_size * (size_t)count, segment, red->type_size,
+                            MCA_COLL_LOOM_REQUESTS_PER_OWNER);
     red->contribution = (MPI_IN_PLACE == sbuf) ? red->call.base : (const uint8_t *)sbuf + lb;
 }
 
