@@ -45,18 +45,12 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
     int rank, rc = OMPI_SUCCESS;
 
     dests = calloc((size_t)call->size, sizeof(*dests));
-    if (NULL == dests) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (NULL != dests) {
+        dests[call->root] = call->own;
     }
-    dests[call->root] = call->own;
+    rc = mca_coll_loom_gather(call, dests, sizeof(*dests));
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank != call->root) {
-            rc = MCA_PML_CALL(recv(&dests[rank], sizeof(dests[rank]), MPI_BYTE, rank,
-                                   call->tag, comm, MPI_STATUS_IGNORE));
-        }
-    }
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (!dests[rank].usable) {
+        if (NULL == dests || !dests[rank].usable) {
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }

@@ -169,6 +169,24 @@ static int mca_coll_loom_send_word(mca_coll_loom_call_t *call, int32_t word,
     return rc;
 }
 
+int mca_coll_loom_gather(mca_coll_loom_call_t *call, void *msgs, size_t msg_size)
+{
+    uint8_t scratch[2 * sizeof(mca_coll_loom_dest_t)];
+    int rank, rc = OMPI_SUCCESS;
+
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
+        if (rank == call->root) {
+            continue;
+        }
+        /* without memory for them the messages are still taken (and the
+         * root says fall back): every rank waits for its word */
+        rc = MCA_PML_CALL(recv((NULL == msgs) ? scratch : (uint8_t *)msgs + rank * msg_size,
+                               (NULL == msgs) ? sizeof(scratch) : msg_size, MPI_BYTE, rank,
+                               call->tag, call->comm, MPI_STATUS_IGNORE));
+    }
+    return rc;
+}
+
 int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
 {
     return mca_coll_loom_send_word(call, word, NULL);

@@ -87,6 +87,9 @@ void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_des
  * once, so that pushes waiting on counters that will not grow are
  * cancelled (each rank releases its counters). */
 int mca_coll_loom_drain(mca_coll_loom_call_t *call);
+/* The root: every other rank's message (msg_size bytes, at most two
+ * dests) into msgs[rank], or nowhere when msgs is NULL (no memory). */
+int mca_coll_loom_gather(mca_coll_loom_call_t *call, void *msgs, size_t msg_size);
 /* The root's word to every other rank. */
 int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word);
 /* Any rank but the root: sends mine (its buffers) to the root, then waits

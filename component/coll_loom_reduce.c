@@ -33,17 +33,9 @@ static int mca_coll_loom_reduce_root(mca_coll_loom_reduction_t *red)
     int rank, rc = OMPI_SUCCESS;
 
     red->msgs = calloc((size_t)call->size, sizeof(*red->msgs));
+    rc = mca_coll_loom_gather(call, red->msgs, sizeof(*red->msgs));
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        mca_coll_loom_reduce_msg_t ignored, *msg;
-
-        if (rank == call->root) {
-            continue;
-        }
-        /* without memory for them the others' messages are still taken */
-        msg = (NULL == red->msgs) ? &ignored : &red->msgs[rank];
-        rc  = MCA_PML_CALL(recv(msg, sizeof(*msg), MPI_BYTE, rank, call->tag, call->comm,
-                                MPI_STATUS_IGNORE));
-        if (NULL == red->msgs || !msg->src.usable) {
+        if (NULL == red->msgs || (rank != call->root && !red->msgs[rank].src.usable)) {
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }
