@@ -37,6 +37,18 @@ typedef struct mca_coll_loom_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
+/* What coll loom did in this process (pvars coll_loom_*). */
+typedef struct mca_coll_loom_stats {
+    int64_t bcasts;
+    int64_t reduces;
+    int64_t allreduces;
+    int64_t fallbacks;
+    int64_t failures;
+} mca_coll_loom_stats_t;
+extern mca_coll_loom_stats_t mca_coll_loom_stats;
+void mca_coll_loom_pvars_register(void);
+void mca_coll_loom_count(int64_t *counter);
+
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
     const mca_btl_loom_coll_api_t *api;

@@ -112,6 +112,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
                            mca_coll_loom_buffer_access, &call.region, &call.own);
     rc = (root == call.rank) ? mca_coll_loom_bcast_root(&call)
                              : mca_coll_loom_leaf(&call, &call.own, sizeof(call.own), true);
+    rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.bcasts);
     if (NULL != call.region) {
         module->api->mem_deregister(call.region);
     }

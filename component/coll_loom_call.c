@@ -291,3 +291,11 @@ bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicat
     }
     return 1 == module->agreed;
 }
+
+int mca_coll_loom_counted(int rc, int64_t *carried)
+{
+    mca_coll_loom_count((MCA_COLL_LOOM_FALL_BACK == rc) ? &mca_coll_loom_stats.fallbacks
+                        : (OMPI_SUCCESS == rc)          ? carried
+                                                        : &mca_coll_loom_stats.failures);
+    return rc;
+}

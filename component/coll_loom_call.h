@@ -98,6 +98,9 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word);
  * error. */
 int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size,
                        bool receives);
+/* Counts a call coll loom ran (pvars): carried, fallen back or failed by
+ * rc; returns rc. */
+int mca_coll_loom_counted(int rc, int64_t *carried);
 /* Whether every rank reaches every other through loom, asked once per
  * communicator (a collective: every rank gets here in the same call). */
 bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm);

@@ -79,10 +79,11 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("reduce_depth", "Segments of each rank's contribution in flight to "
         "the root of a reduction at once (1-64)", OPAL_INFO_LVL_6, &c->reduce_depth);
     c->reduce_staging = 33554432;
-    mca_coll_loom_param("reduce_staging", "Bytes the root of a reduction may keep as the "
-        "queue contributions land in (depth segments per other rank; segments shrink to fit, "
+    mca_coll_loom_param("reduce_staging", "Bytes a reducer may keep as the queue the "
+        "contributions land in (depth segments per other rank; segments shrink to fit, "
         "and a reduction that still does not fit goes to the next component; "
         "65536-1073741824)", OPAL_INFO_LVL_6, &c->reduce_staging);
+    mca_coll_loom_pvars_register();
     return OMPI_SUCCESS;
 }
 

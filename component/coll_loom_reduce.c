@@ -131,6 +131,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         if (MCA_COLL_LOOM_FALL_BACK == rc) {
             mca_coll_loom_said_fall_back(&red);
         }
+        rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.reduces);
     }
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         rc = module->next_reduce(sbuf, rbuf, count, dtype, op, root, comm,
@@ -154,6 +155,7 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
         if (MCA_COLL_LOOM_FALL_BACK == rc) {
             mca_coll_loom_said_fall_back(&red);
         }
+        rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.allreduces);
     }
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         rc = module->next_allreduce(sbuf, rbuf, count, dtype, op, comm,

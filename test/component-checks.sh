@@ -95,6 +95,10 @@ for p in priority verbose bcast_min bcast_min_procs bcast_segment bcast_fanout r
     grep -q "^mca:coll:loom:param:coll_loom_$p:" <<<"$coll_params"
     check "ompi_info lists coll_loom_$p" $?
 done
+for p in bcasts reduces allreduces fallbacks failures; do
+    grep -q "^mca:coll:loom:pvar:coll_loom_$p:class:counter" <<<"$coll_params"
+    check "ompi_info lists the pvar coll_loom_$p" $?
+done
 run_aside() { # the bad parameter's name, its value, and the program (test_bcast)
     local out rc prog=${3:-test_bcast}
     out=$(timeout 120 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \

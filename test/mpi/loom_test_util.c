@@ -551,3 +551,14 @@ unsigned long long loom_pushes_requested(void)
                                  MPI_COMM_WORLD));
     return sum;
 }
+
+unsigned long long loom_pvar_counter(const char *name)
+{
+    unsigned long long value = 0;
+    int found = 0;
+
+    if (MPI_SUCCESS != loom_pvar_read_sum(name, &value, &found) || 1 != found) {
+        loom_fail("reading %s through MPI_T failed (%d found)", name, found);
+    }
+    return value;
+}

@@ -127,6 +127,10 @@ void loom_check_count(const MPI_Status *status, MPI_Datatype type,
 int loom_pvar_read_sum(const char *name_prefix, unsigned long long *sum,
                        int *found);
 
+/* the one counter named name (as loom_pvar_read_sum reads it), failing the
+ * test when it is not there */
+unsigned long long loom_pvar_counter(const char *name);
+
 /* collective: the pushes every rank asked btl loom for so far (pvar
  * btl_loom_push_requested, read as loom_pvar_read_sum does) */
 unsigned long long loom_pushes_requested(void);

@@ -286,15 +286,20 @@ static void threads(void)
     }
 }
 
-/* One 2 MiB reduction (all: root -1) must have asked for pushes. */
-static void expect_pushes(bufs_t *b, int root, const char *what)
+/* One 2 MiB reduction (all: root -1) must have asked for pushes, and coll
+ * loom must have counted it as carried at this rank. */
+static void expect_pushes(bufs_t *b, int root, const char *what, const char *pvar)
 {
-    unsigned long long before = loom_pushes_requested();
+    unsigned long long before = loom_pushes_requested(), counted = loom_pvar_counter(pvar);
 
     reduce_one(MPI_COMM_WORLD, b, &kinds[0], 2 * MIB, root, 0, 900u, what);
     if (loom_pushes_requested() == before) {
         loom_fail("coll loom was expected to carry %s of 2 MiB, but no push was asked for",
                   what);
+    }
+    if (loom_pvar_counter(pvar) != counted + 1) {
+        loom_fail("%s of 2 MiB: %s went from %llu to %llu, expected one more", what, pvar,
+                  counted, loom_pvar_counter(pvar));
     }
 }
 
@@ -332,8 +337,13 @@ int main(int argc, char **argv)
     after = loom_pushes_requested();
     if (NULL != expect && 0 == strcmp(expect, "1")) {
         /* each of the two carried by coll loom, not only the run's total */
-        expect_pushes(&b, -1, "MPI_Allreduce");
-        expect_pushes(&b, size - 1, "MPI_Reduce");
+        unsigned long long fallbacks = loom_pvar_counter("coll_loom_fallbacks");
+
+        expect_pushes(&b, -1, "MPI_Allreduce", "coll_loom_allreduces");
+        expect_pushes(&b, size - 1, "MPI_Reduce", "coll_loom_reduces");
+        if (loom_pvar_counter("coll_loom_fallbacks") != fallbacks) {
+            loom_fail("coll loom counted a fallback in reductions it could take");
+        }
     }
     bufs_free(&b);
     loom_test_pass_msg("(%llu pushes%s)", after - before,

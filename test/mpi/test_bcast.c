@@ -18,6 +18,7 @@ static const size_t sizes[] = {0, 1, 4096, 65535, 65536, 65537, 262151, MIB,
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static unsigned char *buf;
+static int expect_loom; /* LOOM_EXPECT_COLL_LOOM=1: coll loom takes the large ones */
 
 /* One broadcast of bytes from root, checked at every rank. */
 static void bcast_bytes(MPI_Comm comm, size_t bytes, int root, unsigned seed, const char *what)
@@ -63,6 +64,7 @@ static void datatypes(MPI_Comm comm)
 {
     const int count = 100000;
     MPI_Datatype three, every_other;
+    unsigned long long fallbacks;
     int rank, *ints = (int *)buf, i;
 
     MPI_Comm_rank(comm, &rank);
@@ -82,7 +84,12 @@ static void datatypes(MPI_Comm comm)
     for (i = 0; i < 2 * count; ++i) {
         ints[i] = (0 == rank) ? i * 3 + 2 : -1;
     }
+    fallbacks = expect_loom ? loom_pvar_counter("coll_loom_fallbacks") : 0;
     LOOM_CHECK_MPI(MPI_Bcast(ints, 1, every_other, 0, comm));
+    if (expect_loom && loom_pvar_counter("coll_loom_fallbacks") != fallbacks + 1) {
+        loom_fail("vector type: coll loom did not count the broadcast it left to the next "
+                  "component");
+    }
     for (i = 0; i < 2 * count; ++i) {
         int want = (0 == rank || 0 == i % 2) ? i * 3 + 2 : -1;
         if (ints[i] != want) {
@@ -100,16 +107,18 @@ static void failure(void)
 {
     int rank, rc, all_failed = 0, failed;
 
+    unsigned long long failures = loom_pvar_counter("coll_loom_failures");
+
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (0 == rank) {
         loom_fill_pattern(buf, 16 * MIB, 400, 0);
     }
     rc = MPI_Bcast(buf, (int)(16 * MIB), MPI_BYTE, 0, MPI_COMM_WORLD);
-    failed = (MPI_SUCCESS != rc);
+    failed = (MPI_SUCCESS != rc) && loom_pvar_counter("coll_loom_failures") == failures + 1;
     LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (!all_failed) {
         loom_fail("a broadcast beyond btl_loom_push_waiting returned %d here: every rank "
-                  "should have failed", rc);
+                  "should have failed, and counted it (coll_loom_failures)", rc);
     }
     bcast_bytes(MPI_COMM_WORLD, 128 * KIB, 0, 401, "the broadcast after a failed one");
 }
@@ -122,6 +131,7 @@ int main(int argc, char **argv)
     int rank, size, i;
 
     loom_test_init(&argc, &argv, "test_bcast", 2, &rank, &size);
+    expect_loom = NULL != expect && 0 == strcmp(expect, "1");
     buf = loom_malloc(16 * MIB + 4096 + LOOM_GUARD_SIZE);
     before = loom_pushes_requested();
     if (NULL != getenv("LOOM_BCAST_FAILURE")) {

@@ -1,0 +1,51 @@
+/*
+ * coll loom's performance variables (MPI_T): what it carried, what it left
+ * to the next component, and what failed.  The pushes themselves are btl
+ * loom's (btl_loom_push_*).
+ */
+#include "coll_loom.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/sys/atomic.h"
+
+mca_coll_loom_stats_t mca_coll_loom_stats;
+
+static int mca_coll_loom_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void)obj;
+    *(unsigned long *)value = (unsigned long)*(volatile int64_t *)pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+static void mca_coll_loom_pvar(const char *name, const char *description, int64_t *counter)
+{
+    (void)mca_base_component_pvar_register(&mca_coll_loom_component.super.collm_version, name,
+                                           description, OPAL_INFO_LVL_4,
+                                           MCA_BASE_PVAR_CLASS_COUNTER,
+                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                                           MCA_BASE_VAR_BIND_NO_OBJECT,
+                                           MCA_BASE_PVAR_FLAG_READONLY |
+                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                           mca_coll_loom_pvar_read, NULL, NULL, counter);
+}
+
+void mca_coll_loom_pvars_register(void)
+{
+    mca_coll_loom_stats_t *s = &mca_coll_loom_stats;
+
+    mca_coll_loom_pvar("bcasts", "Broadcasts coll loom carried on pushes", &s->bcasts);
+    mca_coll_loom_pvar("reduces", "MPI_Reduce calls coll loom carried on pushes",
+                       &s->reduces);
+    mca_coll_loom_pvar("allreduces", "MPI_Allreduce calls coll loom carried on pushes",
+                       &s->allreduces);
+    mca_coll_loom_pvar("fallbacks", "Calls coll loom could have taken by their size and "
+                       "communicator but left to the next component (a buffer not contiguous "
+                       "or not registered, no room for a staging queue)", &s->fallbacks);
+    mca_coll_loom_pvar("failures", "Calls coll loom ran that returned an error here (a push "
+                       "failed)", &s->failures);
+}
+
+void mca_coll_loom_count(int64_t *counter)
+{
+    (void)opal_atomic_add_fetch_64(counter, 1); /* calls of several threads */
+}
