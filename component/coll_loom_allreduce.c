@@ -83,30 +83,22 @@ static void mca_coll_loom_spread(mca_coll_loom_reduction_t *red, unsigned s)
 static int mca_coll_loom_exchange(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
-    ompi_request_t **reqs;
-    int rank, n = 0, rc = OMPI_SUCCESS;
+    int rank, n = 0, rc = OMPI_SUCCESS, wrc;
 
-    reqs = calloc(2 * (size_t)call->size, sizeof(*reqs));
-    if (NULL == reqs) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
         if (rank == call->rank) {
             continue;
         }
         rc = MCA_PML_CALL(irecv(&red->msgs[rank], sizeof(red->msgs[rank]), MPI_BYTE, rank,
-                                call->tag, call->comm, &reqs[n++]));
+                                call->tag, call->comm, &red->reqs[n++]));
         if (OMPI_SUCCESS == rc) {
             rc = MCA_PML_CALL(isend(&red->msgs[call->rank], sizeof(red->msgs[rank]), MPI_BYTE,
                                     rank, call->tag, MCA_PML_BASE_SEND_STANDARD, call->comm,
-                                    &reqs[n++]));
+                                    &red->reqs[n++]));
         }
     }
-    if (n > 0) {
-        int wrc = ompi_request_wait_all((size_t)n, reqs, MPI_STATUSES_IGNORE);
-        rc = (OMPI_SUCCESS != rc) ? rc : wrc;
-    }
-    free(reqs);
+    wrc = ompi_request_wait_all((size_t)n, red->reqs, MPI_STATUSES_IGNORE);
+    rc  = (OMPI_SUCCESS != rc) ? rc : wrc;
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
         if (!red->msgs[rank].src.usable || !red->msgs[rank].dst.usable) {
             return MCA_COLL_LOOM_FALL_BACK;
@@ -115,23 +107,40 @@ static int mca_coll_loom_exchange(mca_coll_loom_reduction_t *red)
     return rc;
 }
 
+/* Step 1 without memory for it: this rank says it cannot take part (its
+ * message is small: the sends complete without the receivers) and takes
+ * the others' messages, so that every rank falls back alike. */
+static int mca_coll_loom_exchange_bare(mca_coll_loom_call_t *call)
+{
+    mca_coll_loom_reduce_msg_t msg;
+    int rank, rc = OMPI_SUCCESS;
+
+    memset(&msg, 0, sizeof(msg));
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
+        if (rank != call->rank) {
+            rc = MCA_PML_CALL(send(&msg, sizeof(msg), MPI_BYTE, rank, call->tag,
+                                   MCA_PML_BASE_SEND_STANDARD, call->comm));
+        }
+    }
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
+        if (rank != call->rank) {
+            rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, rank, call->tag, call->comm,
+                                   MPI_STATUS_IGNORE));
+        }
+    }
+    return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
+}
+
 /* Step 3: this rank's word to every other, and theirs. */
 static int mca_coll_loom_finish(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
     int32_t mine = (LOOM_OK == call->failure) ? MCA_COLL_LOOM_DONE : MCA_COLL_LOOM_FAILED;
-    int32_t *words;
-    ompi_request_t **reqs;
+    int32_t *words = red->words;
+    ompi_request_t **reqs = red->reqs;
     int rank, n = 0, rc = OMPI_SUCCESS, wrc;
     bool failed = (MCA_COLL_LOOM_DONE != mine);
 
-    words = calloc((size_t)call->size, sizeof(*words));
-    reqs  = calloc(2 * (size_t)call->size, sizeof(*reqs));
-    if (NULL == words || NULL == reqs) {
-        free(words);
-        free(reqs);
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
         if (rank == call->rank) {
             continue;
@@ -147,8 +156,6 @@ static int mca_coll_loom_finish(mca_coll_loom_reduction_t *red)
     for (rank = 0; rank < call->size; ++rank) {
         failed |= (MCA_COLL_LOOM_DONE != words[rank]);
     }
-    free(words);
-    free(reqs);
     rc = (OMPI_SUCCESS != rc) ? rc : wrc;
     return (OMPI_SUCCESS != rc) ? rc : failed ? OMPI_ERROR : OMPI_SUCCESS;
 }
@@ -165,9 +172,14 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
     if (!mca_coll_loom_queue_fits(red)) {
         return MCA_COLL_LOOM_FALL_BACK; /* every rank alike, before any message */
     }
-    red->msgs = calloc((size_t)call->size, sizeof(*red->msgs));
-    if (NULL == red->msgs) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    red->msgs  = calloc((size_t)call->size, sizeof(*red->msgs));
+    red->words = calloc((size_t)call->size, sizeof(*red->words));
+    red->reqs  = calloc(2 * (size_t)call->size, sizeof(*red->reqs));
+    if (NULL == red->msgs || NULL == red->words || NULL == red->reqs) {
+        free(red->msgs);
+        free(red->words);
+        free(red->reqs);
+        return mca_coll_loom_exchange_bare(call);
     }
     me = &red->msgs[call->rank];
     mca_coll_loom_slice(red, call->rank, &lo, &len);
@@ -206,5 +218,7 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
         module->api->mem_deregister(call->region);
     }
     free(red->msgs);
+    free(red->words);
+    free(red->reqs);
     return rc;
 }

@@ -35,6 +35,8 @@ struct mca_coll_loom_reduction {
     size_t   type_size;
     unsigned depth;              /* segments in flight per rank */
     mca_coll_loom_reduce_msg_t *msgs; /* every rank's buffers */
+    struct ompi_request_t **reqs;     /* Allreduce: two per rank */
+    int32_t *words;                   /* Allreduce: every rank's word */
     /* the range this rank reduces, and what follows each of its segments */
     size_t   lo;
     size_t   len;
