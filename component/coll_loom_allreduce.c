@@ -51,7 +51,7 @@ static void mca_coll_loom_spread(mca_coll_loom_reduction_t *red, unsigned s)
     size_t offset = red->lo + (size_t)s * call->segment;
     loom_push_args_t args;
     loom_op_t *op;
-    int rank, rc;
+    int rank;
 
     for (rank = 0; rank < call->size; ++rank) {
         if (rank == call->rank) {
@@ -68,13 +68,7 @@ static void mca_coll_loom_spread(mca_coll_loom_reduction_t *red, unsigned s)
         args.dst_key      = red->msgs[rank].dst.key;
         args.dst_key_size = red->msgs[rank].dst.key_size;
         args.length       = mca_coll_loom_range_length(red, s);
-        op->cb   = mca_coll_loom_op_end;
-        op->user = call;
-        ++call->issued;
-        rc = call->module->api->push(op, &args);
-        if (LOOM_INPROGRESS != rc) {
-            mca_coll_loom_op_end(op, rc);
-        }
+        mca_coll_loom_issue(call, op, mca_coll_loom_op_end, &args);
     }
 }
 

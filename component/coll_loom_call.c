@@ -94,6 +94,20 @@ size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call)
     return ended;
 }
 
+void mca_coll_loom_issue(mca_coll_loom_call_t *call, loom_op_t *op, loom_op_cb_t cb,
+                         const loom_push_args_t *args)
+{
+    int rc;
+
+    op->cb   = cb;
+    op->user = call;
+    ++call->issued;
+    rc = call->module->api->push(op, args);
+    if (LOOM_INPROGRESS != rc) {
+        cb(op, rc); /* refused at once: it ended, and says why */
+    }
+}
+
 /* The tree, on ranks relative to the root. */
 static int mca_coll_loom_real(const mca_coll_loom_call_t *call, int v)
 {
@@ -114,7 +128,6 @@ void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_des
     loom_push_notice_to_t notices[2];
     loom_push_args_t args;
     loom_op_t *op = &call->ops[call->edges++];
-    int rc;
 
     memset(&args, 0, sizeof(args));
     args.owner        = names[from];
@@ -137,13 +150,7 @@ void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_des
     notices[1].counter = mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL);
     args.notices       = notices;
     args.notice_count  = 2;
-    op->cb   = mca_coll_loom_op_end;
-    op->user = call;
-    ++call->issued;
-    rc = call->module->api->push(op, &args);
-    if (LOOM_INPROGRESS != rc) {
-        mca_coll_loom_op_end(op, rc);
-    }
+    mca_coll_loom_issue(call, op, mca_coll_loom_op_end, &args);
 }
 
 /* The word to every rank but the root: blocking, or started (reqs). */

@@ -76,6 +76,10 @@ void mca_coll_loom_register(mca_coll_loom_call_t *call, void *addr, size_t bytes
                             mca_coll_loom_dest_t *dest);
 /* The callback of the root's operations (op->user is the call). */
 void mca_coll_loom_op_end(loom_op_t *op, int status);
+/* Asks for the push args describes as op, counted in call->issued; cb ends
+ * it (op->user is the call), at once when the push is refused. */
+void mca_coll_loom_issue(mca_coll_loom_call_t *call, loom_op_t *op, loom_op_cb_t cb,
+                         const loom_push_args_t *args);
 /* The operations ended so far, read with what their callbacks wrote before
  * (call->failure): callbacks run in whichever thread progresses loom. */
 size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call);

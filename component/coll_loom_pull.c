@@ -104,7 +104,6 @@ static void mca_coll_loom_pull(mca_coll_loom_reduction_t *red, int rank, unsigne
     const mca_coll_loom_dest_t *src = &red->msgs[rank].src;
     mca_coll_loom_pull_t *pull = mca_coll_loom_pull_of(red, rank, s);
     loom_push_args_t args;
-    int rc;
 
     memset(&args, 0, sizeof(args));
     args.owner        = call->module->names[rank];
@@ -116,14 +115,8 @@ static void mca_coll_loom_pull(mca_coll_loom_reduction_t *red, int rank, unsigne
     args.dst_key      = red->staging.key;
     args.dst_key_size = red->staging.key_size;
     args.length       = mca_coll_loom_range_length(red, s);
-    pull->ended   = false;
-    pull->op.cb   = mca_coll_loom_pull_end;
-    pull->op.user = call;
-    ++call->issued;
-    rc = call->module->api->push(&pull->op, &args);
-    if (LOOM_INPROGRESS != rc) {
-        mca_coll_loom_pull_end(&pull->op, rc);
-    }
+    pull->ended = false;
+    mca_coll_loom_issue(call, &pull->op, mca_coll_loom_pull_end, &args);
 }
 
 static size_t mca_coll_loom_queue_bytes(const mca_coll_loom_reduction_t *red)
