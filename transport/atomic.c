@@ -233,7 +233,13 @@ void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t leng
 
     (void)length; /* checked by the engine's dispatch */
     memcpy(&msg, data, sizeof(msg)); /* at any alignment in a slot or an AM */
-    if (LOOM_WIRE_ATOMIC_REQ == msg.kind) {
+    if (LOOM_WIRE_ATOMIC_REQ == msg.kind && peer->engine->quiet) {
+        /* Run on an application's thread only: Open MPI 4.1.4's osc rdma
+         * does a process's own compare-and-swap on its window with plain
+         * loads and stores, under a lock peers' atomics never take; one of
+         * ours run by the progress thread in between would be lost. */
+        loom_msg_wait_for_full(peer, rail, LOOM_WIRE_TAG_ENGINE, data, length);
+    } else if (LOOM_WIRE_ATOMIC_REQ == msg.kind) {
         loom_atomic_serve(peer, rail, &msg);
     } else {
         loom_atomic_answered(peer, rail, &msg);

@@ -612,6 +612,8 @@ void loom_msg_recv(loom_engine_t *engine, int rail, const loom_wire_send_t *hdr,
                    const void *payload, size_t length);
 int  loom_msg_deliver_ready(loom_peer_t *peer);
 void loom_msg_waiting_drop(loom_peer_t *peer);
+void loom_msg_wait_for_full(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
+                            size_t length);
 void loom_msg_held_drop(loom_peer_t *peer);
 void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t conn);
 int  loom_msg_strangers_progress(loom_engine_t *engine);

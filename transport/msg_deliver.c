@@ -25,12 +25,13 @@ static void loom_msg_up(loom_engine_t *engine, int rail, uint64_t sender, uint8_
 }
 
 /* In quiet progress (a helper thread's) nothing goes up: an upper-layer
- * message is delivered into a copy that waits, in order, for the upper
- * layer's own thread (loom_msg_waiting_up).  Delivered, it is acknowledged
- * and no longer held against the sender's order: the sender may be any
- * number of messages ahead when the application computes long. */
-static void loom_msg_wait_for_upper(loom_peer_t *peer, int rail, uint8_t tag,
-                                    const void *data, size_t length)
+ * message (or an engine message that must run on an application's thread)
+ * is delivered into a copy that waits, in order, for the next full progress
+ * (loom_msg_waiting_up).  Delivered, it is acknowledged and no longer held
+ * against the sender's order: the sender may be any number of messages
+ * ahead when the application computes long. */
+void loom_msg_wait_for_full(loom_peer_t *peer, int rail, uint8_t tag, const void *data,
+                            size_t length)
 {
     loom_msg_held_t *copy = malloc(sizeof(*copy) + length);
 
@@ -50,7 +51,8 @@ static void loom_msg_wait_for_upper(loom_peer_t *peer, int rail, uint8_t tag,
     loom_eager_activate(peer); /* so that the next full progress hands it up */
 }
 
-/* What quiet progress delivered goes up first, in order; how many went. */
+/* What quiet progress delivered goes up first, in order (an engine message
+ * that waited for full progress runs here); how many went. */
 static int loom_msg_waiting_up(loom_peer_t *peer)
 {
     loom_msg_held_t *copy;
@@ -59,8 +61,12 @@ static int loom_msg_waiting_up(loom_peer_t *peer)
     while (!ucs_list_is_empty(&peer->msg.waiting)) {
         copy = ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link);
         --peer->msg.waiting_count;
-        loom_msg_up(peer->engine, copy->rail, peer->name, copy->tag, copy->data,
-                    copy->length);
+        if (LOOM_WIRE_TAG_ENGINE == copy->tag) {
+            peer->engine->engine_recv(peer, copy->rail, copy->data, copy->length);
+        } else {
+            loom_msg_up(peer->engine, copy->rail, peer->name, copy->tag, copy->data,
+                        copy->length);
+        }
         free(copy);
         ++count;
     }
@@ -83,7 +89,7 @@ static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const voi
     if (LOOM_WIRE_TAG_ENGINE == tag) {
         peer->engine->engine_recv(peer, rail, data, length); /* loom's own */
     } else if (peer->engine->quiet) {
-        loom_msg_wait_for_upper(peer, rail, tag, data, length);
+        loom_msg_wait_for_full(peer, rail, tag, data, length);
     } else {
         loom_msg_waiting_up(peer); /* they came before this one */
         loom_msg_up(peer->engine, rail, peer->name, tag, data, length);

@@ -135,8 +135,10 @@ for entry in "${tests[@]}"; do
 
         start=$SECONDS
         rc=0
+        # appended to, as the stacks are: neither writes over the other
+        : > "$log"
         timeout -k 10 $((run_timeout + 90)) "${mpirun[@]}" "${fixed_args[@]}" "${x_args[@]}" \
-            "${mpi_args[@]}" -np "$np" "$bindir/$name" > "$log" 2>&1 &
+            "${mpi_args[@]}" -np "$np" "$bindir/$name" >> "$log" 2>&1 &
         run=$!
         (sleep "$run_timeout" && dump_stacks "$bindir/$name" && kill "$run") >> "$log" 2>&1 &
         watch=$!

@@ -62,25 +62,54 @@ static void counter_check(const void *base, int size, MPI_Datatype type, const c
     }
 }
 
+/* Which rank's swap saw each slot free, printed at rank 0 when the claims do
+ * not add up (a slot claimed twice, or by nobody). */
+static void claims_report(int rank, int size, const int64_t *olds, const int64_t *slots)
+{
+    int64_t *all = (0 == rank) ? malloc(sizeof(*all) * SLOTS * (size_t)size) : NULL;
+    int s, p, claims;
+
+    LOOM_CHECK_MPI(MPI_Gather(olds, SLOTS, MPI_INT64_T, all, SLOTS, MPI_INT64_T, 0,
+                              MPI_COMM_WORLD));
+    if (0 != rank || NULL == all) {
+        return;
+    }
+    for (s = 0; s < SLOTS; ++s) {
+        for (p = 0, claims = 0; p < size; ++p) {
+            claims += (-1 == all[p * SLOTS + s]);
+        }
+        if (1 != claims) {
+            fprintf(stderr, "test_osc_atomics: slot %d claimed %d times, ends at %lld; "
+                    "the swaps saw:", s, claims, (long long)slots[s]);
+            for (p = 0; p < size; ++p) {
+                fprintf(stderr, " rank %d %lld", p, (long long)all[p * SLOTS + s]);
+            }
+            fprintf(stderr, "\n");
+        }
+    }
+    free(all);
+}
+
 /* Ranks race to claim the slots of rank 0 with compare-and-swap. */
 static void claim_slots(MPI_Win win, int rank, int size, const int64_t *slots)
 {
-    int64_t none = -1, me = rank, old, mine = 0, total = 0;
+    int64_t none = -1, me = rank, olds[SLOTS], mine = 0, total = 0;
     int s;
 
     LOOM_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
     for (s = 0; s < SLOTS; ++s) {
-        LOOM_CHECK_MPI(MPI_Compare_and_swap(&me, &none, &old, MPI_INT64_T, 0, s, win));
+        LOOM_CHECK_MPI(MPI_Compare_and_swap(&me, &none, &olds[s], MPI_INT64_T, 0, s, win));
         LOOM_CHECK_MPI(MPI_Win_flush(0, win));
-        if (-1 == old) {
+        if (-1 == olds[s]) {
             ++mine;
-        } else if (old < 0 || old >= size || old == rank) {
-            loom_fail("slot %d held %lld before our swap", s, (long long)old);
+        } else if (olds[s] < 0 || olds[s] >= size || olds[s] == rank) {
+            loom_fail("slot %d held %lld before our swap", s, (long long)olds[s]);
         }
     }
     LOOM_CHECK_MPI(MPI_Win_unlock(0, win));
     LOOM_CHECK_MPI(MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
     if (SLOTS != total) {
+        claims_report(rank, size, olds, slots);
         loom_fail("%lld slots claimed, expected %d", (long long)total, SLOTS);
     }
     if (0 == rank) {

@@ -2,9 +2,11 @@
  * Quiet progress (loom_engine_progress_quiet, what btl_loom_progress_thread
  * runs while the application computes): the parent only runs quiet
  * progress while the child gets 1 MiB from the parent's memory (a push the
- * parent serves on tcp) and sends it messages.  The get must complete and
- * no message may reach the parent's upper layer; then one full progress
- * hands every message up, in order, byte for byte.
+ * parent serves on tcp), sends it messages and asks for an atomic add on
+ * its memory.  The get must complete, no message may reach the parent's
+ * upper layer and the atomic must not run (atomics run on an application's
+ * thread only, atomic.c says why); then one full progress hands every
+ * message up, in order, byte for byte, and runs the atomic once.
  */
 #include "unit_harness.h"
 
@@ -14,6 +16,7 @@
 
 #define GET_LEN   (1024 * 1024)
 #define MESSAGES  200
+#define ADDEND    5
 
 static size_t message_length(int i)
 {
@@ -30,12 +33,14 @@ static bool control_readable(const unit_ctx_t *ctx)
 static void parent_body(unit_ctx_t *ctx)
 {
     uint8_t *mem = unit_alloc(GET_LEN), *expect = malloc(9000);
+    uint64_t word;
     double deadline;
     loom_region_t *region;
     size_t i;
 
     CHECK(NULL != expect);
     unit_fill(mem, GET_LEN, 42);
+    memcpy(&word, mem, sizeof(word));
     CHECK_RC(loom_mem_register(ctx->engine, mem, GET_LEN, &region), LOOM_OK);
     unit_send_region(ctx, region, mem, GET_LEN);
     unit_barrier(ctx);
@@ -48,6 +53,8 @@ static void parent_body(unit_ctx_t *ctx)
                   "progress");
     }
     CHECK_UEQ(ctx->msg_count, 0); /* all came, none went up */
+    CHECK_MSG(0 == memcmp(mem, &word, sizeof(word)), "a peer's atomic ran under quiet "
+              "progress");
     CHECK_UEQ(unit_recv_u64(ctx), MESSAGES); /* progresses fully from here on */
     unit_note("quiet progress served a get of %d bytes", GET_LEN);
 
@@ -61,7 +68,10 @@ static void parent_body(unit_ctx_t *ctx)
                   "progress");
     }
     unit_note("%d messages waited for full progress, then went up in order", MESSAGES);
-    unit_barrier(ctx);
+    unit_barrier(ctx); /* the child's atomic was answered */
+    word += ADDEND;
+    CHECK_MSG(0 == memcmp(mem, &word, sizeof(word)), "the atomic held for full progress "
+              "ran once");
     loom_mem_deregister(region);
     free(mem);
     free(expect);
@@ -71,8 +81,9 @@ static void child_body(unit_ctx_t *ctx)
 {
     uint8_t *local = unit_alloc(GET_LEN), *expect = unit_alloc(GET_LEN), *data = malloc(9000);
     loom_region_t *local_region;
+    uint64_t result = 0, word;
     unit_remote_t remote;
-    unit_op_t uop;
+    unit_op_t uop, add;
     int i;
 
     CHECK(NULL != data);
@@ -91,8 +102,16 @@ static void child_body(unit_ctx_t *ctx)
         unit_fill(data, message_length(i), 1000 + (uint64_t)i);
         CHECK_RC(unit_am_send(ctx, ctx->peer, 3, data, message_length(i)), LOOM_OK);
     }
-    unit_progress_for(ctx, 0.2); /* they leave */
+    unit_op_init(&add);
+    CHECK_RC(loom_atomic(ctx->peer, &add.op, LOOM_ATOMIC_ADD, sizeof(word), remote.base,
+                         remote.key, remote.key_size, ADDEND, 0, &result), LOOM_INPROGRESS);
+    unit_progress_for(ctx, 0.3); /* they leave; the atomic waits */
+    CHECK_UEQ(add.calls, 0);
     unit_send_u64(ctx, MESSAGES);
+    UNIT_WAIT(ctx, add.calls > 0);
+    CHECK_RC(add.status, LOOM_OK);
+    memcpy(&word, expect, sizeof(word)); /* the parent's memory before it */
+    CHECK_UEQ(result, word);
     unit_barrier(ctx);
     loom_mem_deregister(local_region);
     free(local);
