@@ -62,6 +62,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"atomics", "Atomic operations of peers run here by this process's CPU (MPI one-sided "
      "atomics and osc rdma's locks, through the BTL's atomics)",
      offsetof(loom_rail_stats_t, atomics)},
+    {"connect_retries", "CONNECT messages sent again, on a fresh wireup endpoint, to a "
+     "process that had not connected back on this rail (rails that connect endpoint to "
+     "endpoint, such as rc_verbs)", offsetof(loom_rail_stats_t, connect_retries)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -67,6 +67,7 @@ static void loom_engine_pollers(loom_engine_t *engine)
     loom_progress_register(engine, loom_peer_failures_progress);
     loom_progress_register(engine, loom_msg_strangers_progress);
     loom_progress_register(engine, loom_early_connects_progress);
+    loom_progress_register(engine, loom_connect_retry_progress);
     loom_progress_register(engine, loom_eager_progress);
     loom_progress_register(engine, loom_push_notices_progress);
     loom_progress_register(engine, loom_progress_queues);

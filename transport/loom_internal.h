@@ -157,6 +157,8 @@ typedef struct loom_peer_rail {
                                  progresses, this rail silent; 0: not asked */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
+    uint64_t connect_sent;    /* connect-to-ep: when our last CONNECT went */
+    unsigned connect_tries;   /* CONNECTs sent again (connect_retry.c) */
 } loom_peer_rail_t;
 
 struct loom_peer {
@@ -384,6 +386,7 @@ struct loom_engine {
     unsigned             probes_pending; /* rail probes or answers waiting to leave */
     unsigned             closes_pending; /* failed endpoints to close (rejoin.c) */
     uint64_t             next_rejoin;  /* when failed rails are looked at next */
+    uint64_t             next_connect_retry; /* when unconnected rails are looked at */
     loom_eager_engine_t  eager;
     loom_push_engine_t   push;
     loom_rcaches_t       rcaches;
@@ -744,6 +747,9 @@ void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
 /* peer.c */
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_early_connects_progress(loom_engine_t *engine);
+int  loom_connect_send(loom_peer_t *peer, int rail_index);
+void loom_peer_boot_ep_renew(loom_peer_t *peer, int index);
+int  loom_connect_retry_progress(loom_engine_t *engine);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* engine.c */

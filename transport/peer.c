@@ -31,7 +31,7 @@ static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
     return -1;
 }
 
-static int loom_connect_send(loom_peer_t *peer, int rail_index)
+int loom_connect_send(loom_peer_t *peer, int rail_index)
 {
     loom_rail_t *rail = &peer->engine->rails[rail_index];
     loom_peer_rail_t *prail = &peer->rails[rail_index];
@@ -68,9 +68,47 @@ static int loom_connect_send(loom_peer_t *peer, int rail_index)
     if (prail->local_connected) {
         prail->told_connected = true;
     }
+    prail->connect_sent = loom_now_ns(); /* sent again if nothing comes of it */
     /* the rail's own interface endpoint if it has one, else another rail */
     return loom_connect_msg_send(peer, (NULL != prail->boot_ep) ? rail_index : boot,
                                  NULL != prail->boot_ep, msg, length);
+}
+
+/* An endpoint to the peer's interface on a connect-to-ep rail's bootstrap
+ * (wireup) interface, for CONNECT messages; NULL if none can be made. */
+static void loom_peer_boot_ep_create(loom_peer_t *peer, int index, const uint8_t *dev_addr,
+                                     const uint8_t *iface_addr)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+    uct_ep_params_t params;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = peer->engine->rails[index].boot_iface;
+    params.dev_addr   = (const uct_device_addr_t *)dev_addr;
+    params.iface_addr = (const uct_iface_addr_t *)iface_addr;
+    if (UCS_OK != uct_ep_create(&params, &prail->boot_ep)) {
+        prail->boot_ep = NULL;
+    }
+}
+
+/* A fresh bootstrap endpoint in place of the rail's one (its connection
+ * delivered nothing: loom_connect_retry_progress); the old one goes. */
+void loom_peer_boot_ep_renew(loom_peer_t *peer, int index)
+{
+    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
+    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
+    loom_peer_rail_t *prail = &peer->rails[index];
+    loom_wire_addr_t addr;
+
+    if (NULL == prail->boot_ep ||
+        LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
+                                      dev_addrs, iface_addrs)) {
+        return; /* CONNECT goes by another rail: nothing of ours to renew */
+    }
+    uct_ep_destroy(prail->boot_ep);
+    loom_peer_boot_ep_create(peer, index, dev_addrs[index], iface_addrs[index]);
 }
 
 static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,
@@ -101,15 +139,7 @@ static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *d
         /* The peer's interface (or its wireup interface) is reachable too:
          * connect to it for CONNECT messages, so this rail needs no other
          * rail to bootstrap. */
-        uct_ep_params_t boot = params;
-
-        boot.iface       = rail->boot_iface;
-        boot.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        boot.dev_addr    = (const uct_device_addr_t *)dev_addr;
-        boot.iface_addr  = (const uct_iface_addr_t *)iface_addr;
-        if (UCS_OK != uct_ep_create(&boot, &prail->boot_ep)) {
-            prail->boot_ep = NULL;
-        }
+        loom_peer_boot_ep_create(peer, index, dev_addr, iface_addr);
     }
     status = uct_ep_create(&params, &prail->ep);
     if (UCS_OK != status) {

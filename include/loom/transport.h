@@ -70,6 +70,8 @@ typedef struct loom_rail_stats {
                                      refused): bytes that were not placed */
     unsigned long atomics;        /* atomics of peers run here (answered on this rail's
                                      message stream) */
+    unsigned long connect_retries; /* CONNECTs sent again to a peer that had not
+                                      connected back (connect-to-ep rails) */
 } loom_rail_stats_t;
 
 /* One phase of the eager RDMA ring (phase 0 has no ring). */

@@ -4,7 +4,8 @@
  * endpoint addresses travel in CONNECT messages over an interface endpoint of
  * the same rail; the AM, put and get exchange below must then work, each
  * wait bounded.  A process that has not connected to the sender of a
- * CONNECT connects back on it.
+ * CONNECT connects back on it.  When both first CONNECTs are lost, both are
+ * sent again (connect_retry.c) and the rail comes up.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* a crafted CONNECT and the rail state */
@@ -168,12 +169,60 @@ static void waits_child(unit_ctx_t *ctx)
     CHECK_MEM(ctx->msgs[0].data, "from parent", 11, "the parent's answer");
 }
 
+/* Each side loses the first CONNECT that reaches it: its handler drops it
+ * and puts loom's back. */
+static unsigned connects_dropped;
+
+static ucs_status_t drop_connect(void *arg, void *data, size_t length, unsigned flags)
+{
+    loom_rail_t *rail = arg;
+
+    (void)data;
+    (void)length;
+    (void)flags;
+    ++connects_dropped;
+    CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
+                                             loom_connect_recv, rail, 0));
+    return UCS_OK;
+}
+
+static void lose_first_connect(unit_ctx_t *ctx)
+{
+    loom_rail_t *rail = &ctx->engine->rails[0];
+
+    CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
+                                             drop_connect, rail, 0));
+}
+
+static void lost_connects(unit_ctx_t *ctx)
+{
+    unsigned long retries;
+
+    CHECK_MSG(LOOM_OK == ctx->connect_rc, "connect-to-ep peer connection failed: %d (%s)",
+              ctx->connect_rc, loom_strerror(ctx->connect_rc));
+    send_waiting(ctx, ctx->is_parent ? "from parent" : "from child ", 11);
+    UNIT_WAIT(ctx, ctx->msg_count >= 1);
+    CHECK_MEM(ctx->msgs[0].data, ctx->is_parent ? "from child " : "from parent", 11,
+              "a message once the CONNECTs were sent again");
+    CHECK_UEQ(connects_dropped, 1);
+    /* whichever side sends again first gets the answer that connects both */
+    retries = ctx->engine->rails[0].stats.connect_retries;
+    unit_send_u64(ctx, retries);
+    retries += unit_recv_u64(ctx);
+    CHECK_MSG(retries >= 1, "the rail came up without a CONNECT sent again");
+    unit_note("the first CONNECTs lost on both sides; up after %lu sent again", retries);
+    unit_barrier(ctx);
+}
+
 int main(void)
 {
     unit_options_t options = {.force_connect_to_ep = true};
     unit_options_t waits = {.force_connect_to_ep = true, .parent_waits = true};
+    unit_options_t lossy = {.force_connect_to_ep = true, .created = lose_first_connect};
     int rc = unit_main("connect_ep", &options, body, body);
 
-    return rc | unit_main("connect_ep parent connects on the child's CONNECT", &waits,
-                          waits_parent, waits_child);
+    rc |= unit_main("connect_ep parent connects on the child's CONNECT", &waits,
+                    waits_parent, waits_child);
+    return rc | unit_main("connect_ep both first CONNECTs lost", &lossy, lost_connects,
+                          lost_connects);
 }

@@ -559,6 +559,9 @@ static void unit_side_setup(unit_ctx_t *ctx, const unit_options_t *options)
         unit_skip_or_fail(rc);
     }
     CHECK(loom_engine_rail_count(ctx->engine) >= 1); /* more where configure asks */
+    if (NULL != options && NULL != options->created) {
+        options->created(ctx);
+    }
     CHECK_RC(loom_engine_address(ctx->engine, &blob, &blob_len), LOOM_OK);
     CHECK(NULL != blob && blob_len > 0);
     unit_send_u64(ctx, blob_len);

@@ -72,6 +72,8 @@ typedef struct unit_options {
                                   when the engine asks who the child is (peer_find_cb) */
     /* change the engine configuration of both sides (is_parent tells which) */
     void (*configure)(loom_engine_config_t *config, bool is_parent);
+    /* on both sides, once the engine is created, before the peers connect */
+    void (*created)(unit_ctx_t *ctx);
 } unit_options_t;
 
 typedef void (*unit_body_t)(unit_ctx_t *ctx);
