@@ -246,6 +246,7 @@ enum loom_op_stage {
     LOOM_STAGE_FLUSH,
     LOOM_STAGE_WAIT,
     LOOM_STAGE_SEND,
+    LOOM_STAGE_CHUNKS, /* serve: striped, its chunks on the rails (push_serve.c) */
     LOOM_STAGE_DONE,
 };
 
@@ -668,6 +669,7 @@ void loom_rdma_complete(loom_op_t *op, int rc);
 /* A push request, from a peer (by rail) or of this process (rail -1),
  * checked whole (header, notices, keys, bounds) and served now. */
 void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t length);
+int  loom_push_serve_stripe(loom_op_t *op);
 /* Refused: its notify_proc and notices are told why. */
 void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t length,
                       int rc);

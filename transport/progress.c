@@ -35,6 +35,11 @@ int loom_op_advance(loom_op_t *op)
                                 op->msg[1], NULL, &iov, 1);
     case LOOM_OP_ATOMIC:
         return loom_atomic_advance(op);
+    case LOOM_OP_SERVE:
+        if (LOOM_STAGE_ISSUE == op->stage && op->msg_len > sizeof(loom_serve_notices_t)) {
+            return loom_push_serve_stripe(op); /* by chunks on any rail */
+        }
+        return loom_rdma_advance(op);
     default:
         return loom_rdma_advance(op);
     }

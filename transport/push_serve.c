@@ -1,9 +1,10 @@
 /*
  * The owner's side of a push request: the request checked whole (its
  * notices, the destination's key, our own key), then served by a put of
- * ours to the destination; or refused, and everyone it names told why.
- * Requests come from a peer (by a rail) or from this process itself (a
- * push of our own memory with notices, rail -1).
+ * ours to the destination, striped over the rails to it when large; or
+ * refused, and everyone it names told why.  Requests come from a peer (by a
+ * rail) or from this process itself (a push of our own memory with notices,
+ * rail -1).
  */
 #include "loom_internal.h"
 
@@ -141,6 +142,55 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
     return loom_key_rkey(engine, dst_key, *dest_rail_p, rkey);
 }
 
+/* A large push to a process we reach by several rails goes striped, like
+ * any large put (the destination's key names every rail), unless it is one
+ * chunk of a striped get already placed on the rail its request came by. */
+static bool loom_push_serve_striped(loom_peer_t *dest, int rail,
+                                    const loom_wire_push_req_t *req)
+{
+    bool pinned = rail >= 0 && dest->name == loom_from_le64(req->requester) &&
+                  dest->rails[rail].usable;
+
+    return !pinned && loom_stripe_wanted(dest, loom_from_le64(req->length));
+}
+
+/* The striped serve's chunks all ended: so does the serve. */
+static void loom_push_serve_chunks_done(loom_op_t *parent, int status)
+{
+    loom_op_t *op = parent->user;
+
+    loom_op_free_owned(op->peer->engine, parent);
+    loom_rdma_complete(op, status);
+}
+
+/*
+ * A serve queued to go striped (its destination key kept behind its notices
+ * in msg) goes now, from progress: by chunks over the rails to the
+ * destination, each with that rail's key of the destination.  It stays bound
+ * to its region, in LOOM_STAGE_CHUNKS, until the last chunk ended, so that a
+ * deregistration waits for them.  LOOM_OK, or an error (it failed).
+ */
+int loom_push_serve_stripe(loom_op_t *op)
+{
+    loom_engine_t *engine = op->peer->engine;
+    loom_op_t *parent = loom_op_alloc_owned(engine);
+
+    if (NULL == parent) {
+        return LOOM_ERR_NOMEM;
+    }
+    if (op->rkey_valid) {
+        uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
+        op->rkey_valid = false;
+    }
+    op->stage    = LOOM_STAGE_CHUNKS;
+    parent->cb   = loom_push_serve_chunks_done;
+    parent->user = op;
+    (void)loom_stripe_start(op->peer, parent, LOOM_OP_PUT, op->local, op->region,
+                            op->remote, op->msg + sizeof(loom_serve_notices_t),
+                            op->msg_len - sizeof(loom_serve_notices_t), op->length, true);
+    return LOOM_OK;
+}
+
 void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t length)
 {
     loom_serve_notices_t notices;
@@ -149,6 +199,8 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
     loom_region_t *region = NULL;
     uct_rkey_bundle_t rkey;
     loom_peer_t *dest = NULL;
+    const uint8_t *key;
+    size_t key_len;
     loom_op_t *op;
     int rc, dest_rail = 0;
 
@@ -189,6 +241,12 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
     op->remote_epoch  = dst_fields.epoch;
     op->notify        = loom_from_le64(req.notify_proc);
     memcpy(op->msg, &notices, sizeof(notices)); /* told when it ends */
+    if (loom_push_serve_striped(dest, rail, &req) &&
+        loom_push_req_notices(data, length, &notices, &key, &key_len) == LOOM_OK &&
+        sizeof(notices) + key_len <= sizeof(op->msg)) {
+        memcpy(op->msg + sizeof(notices), key, key_len); /* loom_push_serve_stripe */
+        op->msg_len = sizeof(notices) + key_len;
+    }
     /* Issued from progress, not from inside a UCT callback. */
     loom_op_queue(dest, op);
 }

@@ -22,7 +22,9 @@ void loom_rdma_account(loom_op_t *op)
         ++stats->puts;
         break;
     case LOOM_OP_SERVE:
-        stats->bytes_sent += op->length;
+        if (LOOM_STAGE_CHUNKS != op->stage) {
+            stats->bytes_sent += op->length; /* striped: counted by its chunks */
+        }
         ++stats->pushes_served;
         break;
     default: /* gets, native or by push */

@@ -4,7 +4,8 @@
  * and D (rank 3); pushes that wait at B on a counter, bumped out of order;
  * a released counter; the bound on waiting pushes; a process pushing its
  * own memory with notices; and keys refused at each role.  Every byte that
- * lands is checked, and so is every byte that must not.
+ * lands is checked, and so is every byte that must not.  Then the same
+ * pushes over two rails, where the large ones go striped.
  */
 #include "loom/wire.h"
 #include "unit_group.h"
@@ -482,10 +483,47 @@ static void body(unit_group_t *group)
     state_fini(&st);
 }
 
+static void configure_two_rails(loom_engine_config_t *config, bool is_parent)
+{
+    configure(config, is_parent);
+    config->rails        = "tcp:lo,tcp:lo";
+    config->max_rails    = 2;
+    config->rails_repeat = true;
+    config->stripe_threshold = 262144; /* btl loom's defaults */
+    config->stripe_chunk     = 131072;
+    config->stripe_depth     = 4;
+}
+
+/* Over two rails: the owner of the pushes (B) served the large ones by
+ * chunks on both rails. */
+static void body_two_rails(unit_group_t *group)
+{
+    state_t st;
+    int rail;
+
+    state_init(&st, group);
+    third_party_sizes(&st);
+    if (RANK_B == group->rank) {
+        for (rail = 0; rail < 2; ++rail) {
+            loom_rail_stats_t *stats = loom_engine_rail_stats(group->ctx.engine, rail);
+
+            CHECK_MSG(stats->chunks > 0, "no chunk of a striped push went on rail %d", rail);
+            unit_note("rail %d: %lu chunks, %lu bytes sent", rail, stats->chunks,
+                      stats->bytes_sent);
+        }
+    }
+    unit_group_barrier(group);
+    state_fini(&st);
+}
+
 int main(void)
 {
-    unit_options_t options = {0};
+    unit_options_t options = {0}, two_rails = {0};
+    int rc;
 
     options.configure = configure;
-    return unit_group_main("push", GROUP_SIZE, &options, body);
+    rc = unit_group_main("push", GROUP_SIZE, &options, body);
+    two_rails.configure = configure_two_rails;
+    return rc | unit_group_main("push over two rails", GROUP_SIZE, &two_rails,
+                                body_two_rails);
 }
