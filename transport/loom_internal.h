@@ -713,6 +713,7 @@ int  loom_push_req_build(loom_engine_t *engine, loom_op_t *op, const loom_push_a
 
 /* stripe.c */
 bool loom_stripe_wanted(loom_peer_t *peer, size_t length);
+void loom_stripes_drop_region(loom_region_t *region);
 bool loom_stripe_guarded(loom_peer_t *peer);
 int  loom_stripe_start(loom_peer_t *peer, loom_op_t *op, int kind, void *local,
                        loom_region_t *local_region, uint64_t remote_addr,

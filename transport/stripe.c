@@ -61,6 +61,23 @@ bool loom_stripe_guarded(loom_peer_t *peer)
     return loom_stripe_rail_count(peer) > 1;
 }
 
+/* Its region is being deregistered while chunks of these stripes wait to be
+ * posted (a striped serve that could not be waited for): none of them is,
+ * the stripe ends cancelled once those in flight ended. */
+void loom_stripes_drop_region(loom_region_t *region)
+{
+    loom_stripe_t *stripe;
+
+    ucs_list_for_each(stripe, &region->engine->stripes, live_link) {
+        if (stripe->local_region == region) {
+            stripe->local_region = NULL;
+            if (LOOM_OK == stripe->status) {
+                stripe->status = LOOM_ERR_CANCELLED;
+            }
+        }
+    }
+}
+
 /* Rate a rail is assumed to have before anything was measured. */
 static double loom_rail_initial_rate(const loom_rail_t *rail)
 {

@@ -186,12 +186,14 @@ static void loom_serves_drain(loom_region_t *region)
     }
 }
 
-/* No serve may read the region once this returns. */
+/* No serve may read the region once this returns (a striped one that
+ * could not be waited for posts no chunk more; those in flight end). */
 static void loom_serves_end(loom_region_t *region)
 {
     loom_serves_cancel(region);
     loom_serves_drain(region);
     if (region->serves > 0) {
+        loom_stripes_drop_region(region);
         loom_serves_detach(region);
     }
 }
