@@ -8,7 +8,8 @@
 # messages sent again, and the rail must come back into use: rejoins
 # counted, and bytes carried by rail1 in the last 2 s.  The per-rail samples
 # are kept for contrib/failover-plot.sh.  The same again with sizes from 1 B
-# to 4 MiB and rail0, which carries the messages, failing.  Then a second transfer, of one
+# to 4 MiB and rail0, which carries the messages, failing; and a stream of
+# coll loom's broadcasts (striped pushes) losing rail1.  Then a second transfer, of one
 # 64 MiB message over rails slowed to 20 mbit, loses both rails: the job
 # must fail with loom's error naming the peer and its rails, well before its
 # time limit.  Skips (77) without root or namespaces.
@@ -88,10 +89,47 @@ flap() {
     return $ok
 }
 
+# Broadcasts of coll loom, the root turning: each is a push served striped
+# over both rails.  rail1 of node0 goes down 2 s into the stream and comes
+# back 4 s later: every broadcast verified, chunks re-driven (or messages
+# sent again), pushes asked for.  $1: output file
+bcast_flap() {
+    local out=$1 job rc failovers resent pushes ok=0
+    vcluster_mpirun 120 --mca btl_loom_rails tcp:rail0,tcp:rail1 \
+        --mca coll loom,tuned,basic,libnbc,self --mca coll_loom_bcast_min_procs 2 \
+        --mca coll_loom_bcast_min 65536 "$bindir/test_bcast_failover" -t 10 >"$out" 2>&1 &
+    job=$!
+    wait_started "$out"
+    sleep 2
+    ip -n node0 link set rail1 down
+    sleep 4
+    ip -n node0 link set rail1 up
+    wait $job
+    rc=$?
+    tail -n 8 "$out"
+    failovers=$(awk '$1 == "failovers" { print $2 }' "$out")
+    resent=$(awk '$1 == "resent" { print $2 }' "$out")
+    pushes=$(awk '$1 == "pushes" { print $2 }' "$out")
+    if [ $rc -ne 0 ] || ! grep -q '^PASS test_bcast_failover' "$out"; then
+        echo "FAIL: the broadcast stream did not complete (exit $rc)"
+        ok=1
+    elif [ "${pushes:-0}" -eq 0 ]; then
+        echo "FAIL: no broadcast went by pushes (coll loom not selected?)"
+        ok=1
+    elif [ "${failovers:-0}" -eq 0 ] && [ "${resent:-0}" -eq 0 ]; then
+        echo "FAIL: nothing was re-driven or sent again while rail1 was down"
+        ok=1
+    fi
+    [ $ok -eq 0 ] && echo "PASS broadcast failover (rail1, test_bcast_failover -t 10):" \
+        "${failovers} chunks re-driven, ${resent} messages sent again, ${pushes} pushes"
+    return $ok
+}
+
 fail=0
 flap "$out" rail1 16 1 || fail=1
 # sizes from 1 B to 4 MiB (eager, single RDMA, striped), messages on the rail that dies
 flap "$out.mixed" rail0 "14 -m" 0 || fail=1
+bcast_flap "$out.bcast" || fail=1
 
 # Every rail dies: a clear error and a non-zero exit, not a hang.  One
 # 64 MiB message over two 20 mbit rails takes some 14 s, so the rails die
