@@ -27,15 +27,8 @@ while [ $# -gt 0 ]; do
        exit 2 ;;
     esac
 done
-[ "$(id -u)" -eq 0 ] || { echo "coll-bench-cluster: needs root (network namespaces)" >&2; exit 77; }
-[ -x "$bindir/bench_bcast" ] || { echo "coll-bench-cluster: no $bindir/bench_bcast (build first)" >&2; exit 1; }
-if [ -e /run/loom-vcluster/nodes ]; then
-    echo "coll-bench-cluster: a virtual cluster is up already; take it down first" >&2
-    exit 1
-fi
-mkdir -p "$out"
-"$src/contrib/vcluster-up.sh" -n 4 -r 2 >/dev/null || exit 1
-trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
+. "$src/contrib/vcluster-bench-lib.sh"
+bench_cluster_up coll-bench-cluster bench_bcast 4 2
 "$src/contrib/vcluster-shape.sh" "$mbit" "$mbit" || exit 1
 
 # bench_bcast under the given mpirun arguments, its output kept as name

@@ -25,15 +25,8 @@ while [ $# -gt 0 ]; do
        exit 2 ;;
     esac
 done
-[ "$(id -u)" -eq 0 ] || { echo "stripe-bench: needs root (network namespaces)" >&2; exit 77; }
-[ -x "$bindir/bench_bw" ] || { echo "stripe-bench: no $bindir/bench_bw (build first)" >&2; exit 1; }
-if [ -e /run/loom-vcluster/nodes ]; then
-    echo "stripe-bench: a virtual cluster is up already; take it down first" >&2
-    exit 1
-fi
-mkdir -p "$out"
-"$src/contrib/vcluster-up.sh" -n 2 -r 3 >/dev/null || exit 1
-trap '"$src/contrib/vcluster-down.sh" >/dev/null' EXIT
+. "$src/contrib/vcluster-bench-lib.sh"
+bench_cluster_up stripe-bench bench_bw 2 3
 
 # MB/s of 4 MiB messages from bench_bw under the given mpirun arguments
 run_bw() {
