@@ -91,8 +91,8 @@ flap() {
 
 # Broadcasts of coll loom, the root turning: each is a push served striped
 # over both rails.  rail1 of node0 goes down 2 s into the stream and comes
-# back 4 s later: every broadcast verified, chunks re-driven (or messages
-# sent again), pushes asked for.  $1: output file
+# back 4 s later: every broadcast verified, chunks re-driven (the pushes'
+# chunks: nothing else is striped here), pushes asked for.  $1: output file
 bcast_flap() {
     local out=$1 job rc failovers resent pushes ok=0
     vcluster_mpirun 120 --mca btl_loom_rails tcp:rail0,tcp:rail1 \
@@ -116,8 +116,8 @@ bcast_flap() {
     elif [ "${pushes:-0}" -eq 0 ]; then
         echo "FAIL: no broadcast went by pushes (coll loom not selected?)"
         ok=1
-    elif [ "${failovers:-0}" -eq 0 ] && [ "${resent:-0}" -eq 0 ]; then
-        echo "FAIL: nothing was re-driven or sent again while rail1 was down"
+    elif [ "${failovers:-0}" -eq 0 ]; then
+        echo "FAIL: no chunk of a striped push was re-driven while rail1 was down"
         ok=1
     fi
     [ $ok -eq 0 ] && echo "PASS broadcast failover (rail1, test_bcast_failover -t 10):" \

@@ -7,8 +7,12 @@
  * one job in 50) to leave both CONNECTs undelivered for ever, and the job
  * waiting on a rail that never came up.  So a rail that is still not
  * connected a while after our CONNECT left gets it again, on a fresh
- * wireup endpoint, after 2 s, then at doubling intervals up to 16 s; a
- * CONNECT that comes twice changes nothing.
+ * wireup endpoint, after 2 s, then at doubling intervals up to 16 s, marked
+ * as sent again so that a peer that answered before answers again (its
+ * answer may be what was lost); a CONNECT that comes twice changes nothing
+ * else.  There is no last try: silence is no proof that the peer is gone (it
+ * may compute long before it next calls in), so the rail is never failed
+ * for it.
  */
 #include "loom_internal.h"
 
@@ -32,6 +36,9 @@ static void loom_connect_retry_peer(loom_peer_t *peer, uint64_t now)
     loom_peer_rail_t *prail;
     int i;
 
+    if (loom_peer_closing(peer)) {
+        return; /* it goes: a CONNECT would make it connect back to us */
+    }
     for (i = 0; i < engine->rail_count; ++i) {
         prail = &peer->rails[i];
         if (!engine->rails[i].info.connect_to_ep || NULL == prail->ep || prail->failed ||
@@ -47,7 +54,7 @@ static void loom_connect_retry_peer(loom_peer_t *peer, uint64_t now)
                  (unsigned long long)peer->name, (double)(now - prail->connect_sent) / 1e9,
                  prail->connect_tries);
         loom_peer_boot_ep_renew(peer, i);
-        if (LOOM_OK != loom_connect_send(peer, i)) {
+        if (LOOM_OK != loom_connect_send(peer, i, true)) {
             prail->connect_sent = now; /* no memory now: the next round tries */
         }
     }

@@ -120,6 +120,7 @@ typedef struct loom_msg_state {
     ucs_list_link_t   waiting;     /* delivered in quiet progress, for the upper
                                       layer's thread (loom_msg_held_t, in order) */
     unsigned          waiting_count;
+    unsigned          engine_waiting; /* of them, engine messages (held atomics) */
 } loom_msg_state_t;
 
 /* What a rail has to send from progress to come back (rejoin.c). */
@@ -750,7 +751,7 @@ void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
 /* peer.c */
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_early_connects_progress(loom_engine_t *engine);
-int  loom_connect_send(loom_peer_t *peer, int rail_index);
+int  loom_connect_send(loom_peer_t *peer, int rail_index, bool again);
 void loom_peer_boot_ep_renew(loom_peer_t *peer, int index);
 int  loom_connect_retry_progress(loom_engine_t *engine);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);

@@ -48,6 +48,7 @@ void loom_msg_wait_for_full(loom_peer_t *peer, int rail, uint8_t tag, const void
     memcpy(copy->data, data, length);
     ucs_list_add_tail(&peer->msg.waiting, &copy->link);
     ++peer->msg.waiting_count;
+    peer->msg.engine_waiting += (LOOM_WIRE_TAG_ENGINE == tag);
     loom_eager_activate(peer); /* so that the next full progress hands it up */
 }
 
@@ -62,6 +63,7 @@ static int loom_msg_waiting_up(loom_peer_t *peer)
         copy = ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link);
         --peer->msg.waiting_count;
         if (LOOM_WIRE_TAG_ENGINE == copy->tag) {
+            --peer->msg.engine_waiting;
             peer->engine->engine_recv(peer, copy->rail, copy->data, copy->length);
         } else {
             loom_msg_up(peer->engine, copy->rail, peer->name, copy->tag, copy->data,
@@ -78,7 +80,8 @@ void loom_msg_waiting_drop(loom_peer_t *peer)
     while (!ucs_list_is_empty(&peer->msg.waiting)) {
         free(ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link));
     }
-    peer->msg.waiting_count = 0;
+    peer->msg.waiting_count  = 0;
+    peer->msg.engine_waiting = 0;
 }
 
 /* A dropped message counts as delivered too: the sender's next ones go on. */
@@ -86,7 +89,13 @@ static void loom_msg_hand_up(loom_peer_t *peer, int rail, uint8_t tag, const voi
                              size_t length, bool ack_now)
 {
     loom_msg_delivered(peer, ack_now); /* first: a reply from the callback acks it */
-    if (LOOM_WIRE_TAG_ENGINE == tag) {
+    if (LOOM_WIRE_TAG_ENGINE == tag && peer->engine->quiet && 0 != peer->msg.engine_waiting) {
+        /* behind an engine message waiting for full progress: in its order */
+        loom_msg_wait_for_full(peer, rail, tag, data, length);
+    } else if (LOOM_WIRE_TAG_ENGINE == tag) {
+        if (!peer->engine->quiet) {
+            loom_msg_waiting_up(peer); /* what waited came before this one */
+        }
         peer->engine->engine_recv(peer, rail, data, length); /* loom's own */
     } else if (peer->engine->quiet) {
         loom_msg_wait_for_full(peer, rail, tag, data, length);

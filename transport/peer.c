@@ -31,7 +31,7 @@ static int loom_peer_bootstrap_rail(const loom_peer_t *peer)
     return -1;
 }
 
-int loom_connect_send(loom_peer_t *peer, int rail_index)
+int loom_connect_send(loom_peer_t *peer, int rail_index, bool again)
 {
     loom_rail_t *rail = &peer->engine->rails[rail_index];
     loom_peer_rail_t *prail = &peer->rails[rail_index];
@@ -53,6 +53,7 @@ int loom_connect_send(loom_peer_t *peer, int rail_index)
     }
     memset(conn, 0, sizeof(*conn));
     loom_wire_hdr_fill(&conn->hdr, LOOM_WIRE_CONNECT, 0, length);
+    conn->hdr.flags    = again ? LOOM_WIRE_FLAG_CONNECT_AGAIN : 0;
     conn->sender       = loom_le64(peer->engine->config.name);
     conn->sender_epoch = loom_le32(peer->engine->epoch);
     conn->rail_index   = loom_le16((uint16_t)rail_index);
@@ -102,13 +103,19 @@ void loom_peer_boot_ep_renew(loom_peer_t *peer, int index)
     loom_peer_rail_t *prail = &peer->rails[index];
     loom_wire_addr_t addr;
 
-    if (NULL == prail->boot_ep ||
+    uct_ep_h old = prail->boot_ep;
+
+    if (NULL == old ||
         LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
                                       dev_addrs, iface_addrs)) {
         return; /* CONNECT goes by another rail: nothing of ours to renew */
     }
-    uct_ep_destroy(prail->boot_ep);
     loom_peer_boot_ep_create(peer, index, dev_addrs[index], iface_addrs[index]);
+    if (NULL == prail->boot_ep) {
+        prail->boot_ep = old; /* none to be had now: the old one goes on */
+        return;
+    }
+    uct_ep_destroy(old);
 }
 
 static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,
@@ -243,7 +250,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
      * fail it now rather than queue operations on it for ever. */
     for (i = 0; i < engine->rail_count; ++i) {
         if (NULL != peer->rails[i].ep && engine->rails[i].info.connect_to_ep &&
-            LOOM_OK != loom_connect_send(peer, i)) {
+            LOOM_OK != loom_connect_send(peer, i, false)) {
             loom_peer_fail_rail(peer, i, UCS_ERR_UNREACHABLE);
             --connected;
         }
@@ -347,8 +354,8 @@ static void loom_connect_apply(loom_peer_t *peer, const void *msg)
         }
         prail->local_connected = true;
     }
-    if (!prail->told_connected) {
-        (void)loom_connect_send(peer, index);
+    if (!prail->told_connected || (conn->hdr.flags & LOOM_WIRE_FLAG_CONNECT_AGAIN)) {
+        (void)loom_connect_send(peer, index, false); /* our answer may have been lost */
     }
     if (conn->connected) {
         prail->usable = true;

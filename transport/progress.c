@@ -27,6 +27,9 @@ int loom_op_advance(loom_op_t *op)
         } else if (LOOM_WIRE_MSG_ACK == op->msg[1]) {
             loom_msg_ack_stamp(op->peer, op->msg); /* what was delivered by now */
         }
+        if (op->tag && NULL == op->peer->rails[op->rail].boot_ep) {
+            return LOOM_ERR_UNREACH; /* its wireup endpoint went with the peer */
+        }
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;
         return loom_am_issue_ep(op->peer, op->rail,

@@ -148,8 +148,7 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
 static bool loom_push_serve_striped(loom_peer_t *dest, int rail,
                                     const loom_wire_push_req_t *req)
 {
-    bool pinned = rail >= 0 && dest->name == loom_from_le64(req->requester) &&
-                  dest->rails[rail].usable;
+    bool pinned = rail >= 0 && dest->name == loom_from_le64(req->requester);
 
     return !pinned && loom_stripe_wanted(dest, loom_from_le64(req->length));
 }
@@ -174,20 +173,25 @@ int loom_push_serve_stripe(loom_op_t *op)
 {
     loom_engine_t *engine = op->peer->engine;
     loom_op_t *parent = loom_op_alloc_owned(engine);
+    int rc;
 
     if (NULL == parent) {
         return LOOM_ERR_NOMEM;
     }
-    if (op->rkey_valid) {
-        uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
-        op->rkey_valid = false;
-    }
-    op->stage    = LOOM_STAGE_CHUNKS;
     parent->cb   = loom_push_serve_chunks_done;
     parent->user = op;
-    (void)loom_stripe_start(op->peer, parent, LOOM_OP_PUT, op->local, op->region,
-                            op->remote, op->msg + sizeof(loom_serve_notices_t),
-                            op->msg_len - sizeof(loom_serve_notices_t), op->length, true);
+    rc = loom_stripe_start(op->peer, parent, LOOM_OP_PUT, op->local, op->region, op->remote,
+                           op->msg + sizeof(loom_serve_notices_t),
+                           op->msg_len - sizeof(loom_serve_notices_t), op->length, true);
+    if (rc < 0) {
+        loom_op_free_owned(engine, parent);
+        return rc;
+    }
+    if (op->rkey_valid) {
+        uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
+        op->rkey_valid = false; /* every chunk unpacks the key of its own rail */
+    }
+    op->stage = LOOM_STAGE_CHUNKS;
     return LOOM_OK;
 }
 

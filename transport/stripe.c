@@ -61,20 +61,45 @@ bool loom_stripe_guarded(loom_peer_t *peer)
     return loom_stripe_rail_count(peer) > 1;
 }
 
-/* Its region is being deregistered while chunks of these stripes wait to be
- * posted (a striped serve that could not be waited for): none of them is,
- * the stripe ends cancelled once those in flight ended. */
+static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
+
+/* A chunk of this stripe that has not read its memory whole yet: not
+ * issued, or a checked write put back with bytes still to send. */
+static bool loom_stripe_chunk_unsent(const loom_op_t *op, const void *stripe)
+{
+    return loom_stripe_chunk_done == op->cb && stripe == op->user &&
+           (LOOM_STAGE_ISSUE == op->stage ||
+            (LOOM_STAGE_FLUSH == op->stage && op->sent < op->length));
+}
+
+/* Its region is being deregistered while these stripes may still read it (a
+ * striped serve that could not be waited for): no chunk is posted any more,
+ * those waiting in the rail queues end cancelled, and so does the stripe once
+ * the chunks on the wire ended. */
 void loom_stripes_drop_region(loom_region_t *region)
 {
+    loom_engine_t *engine = region->engine;
     loom_stripe_t *stripe;
+    loom_opq_t cancelled;
+    loom_op_t *chunk;
+    int i;
 
-    ucs_list_for_each(stripe, &region->engine->stripes, live_link) {
-        if (stripe->local_region == region) {
-            stripe->local_region = NULL;
-            if (LOOM_OK == stripe->status) {
-                stripe->status = LOOM_ERR_CANCELLED;
-            }
+    ucs_list_head_init(&cancelled);
+    ucs_list_for_each(stripe, &engine->stripes, live_link) {
+        if (stripe->local_region != region) {
+            continue;
         }
+        stripe->local_region = NULL;
+        if (LOOM_OK == stripe->status) {
+            stripe->status = LOOM_ERR_CANCELLED;
+        }
+        for (i = 0; i < engine->rail_count; ++i) {
+            loom_opq_take(&stripe->parent->peer->rails[i].rail_queue,
+                          loom_stripe_chunk_unsent, stripe, &cancelled);
+        }
+    }
+    while (NULL != (chunk = loom_opq_pop(&cancelled))) {
+        loom_rdma_complete(chunk, LOOM_ERR_CANCELLED); /* booked by its stripe */
     }
 }
 
@@ -139,8 +164,6 @@ static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk, size_t left)
     }
     return best;
 }
-
-static void loom_stripe_chunk_done(loom_op_t *chunk, int status);
 
 static void loom_stripe_free(loom_stripe_t *stripe)
 {

@@ -360,6 +360,11 @@ typedef struct loom_wire_push_done {
  * to interfaces.  Followed by dev_addr_len bytes of device address and
  * ep_addr_len bytes of endpoint address.
  */
+/* LOOM_WIRE_CONNECT: sent again after no answer (the sender is still not
+ * connected both ways): answered even by a receiver that told it before,
+ * whose answer may be what was lost.  Answers never carry it. */
+#define LOOM_WIRE_FLAG_CONNECT_AGAIN 0x1u
+
 typedef struct loom_wire_connect {
     loom_wire_hdr_t hdr;
     uint64_t sender;       /* process name */

@@ -4,8 +4,9 @@
  * endpoint addresses travel in CONNECT messages over an interface endpoint of
  * the same rail; the AM, put and get exchange below must then work, each
  * wait bounded.  A process that has not connected to the sender of a
- * CONNECT connects back on it.  When both first CONNECTs are lost, both are
- * sent again (connect_retry.c) and the rail comes up.
+ * CONNECT connects back on it.  When both first CONNECTs are lost, or the
+ * answer that says "connected", CONNECTs are sent again (connect_retry.c)
+ * and the rail comes up.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* a crafted CONNECT and the rail state */
@@ -169,29 +170,49 @@ static void waits_child(unit_ctx_t *ctx)
     CHECK_MEM(ctx->msgs[0].data, "from parent", 11, "the parent's answer");
 }
 
-/* Each side loses the first CONNECT that reaches it: its handler drops it
- * and puts loom's back. */
-static unsigned connects_dropped;
+/* A side loses the drop_at-th CONNECT that reaches it: its handler passes
+ * the others to loom's and, having dropped that one, puts loom's back. */
+static unsigned connects_seen, connects_dropped, drop_at;
 
 static ucs_status_t drop_connect(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
 
-    (void)data;
-    (void)length;
-    (void)flags;
+    if (++connects_seen < drop_at) {
+        return loom_connect_recv(arg, data, length, flags);
+    }
     ++connects_dropped;
     CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
                                              loom_connect_recv, rail, 0));
     return UCS_OK;
 }
 
-static void lose_first_connect(unit_ctx_t *ctx)
+static void drop_connect_install(unit_ctx_t *ctx, unsigned which)
 {
     loom_rail_t *rail = &ctx->engine->rails[0];
 
+    drop_at = which;
+    connects_seen = connects_dropped = 0;
     CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
                                              drop_connect, rail, 0));
+}
+
+/* Both sides lose the first CONNECT: neither hears of the other. */
+static void lose_first_connect(unit_ctx_t *ctx)
+{
+    drop_connect_install(ctx, 1);
+}
+
+/* The child loses the second: the parent's answer that says it connected,
+ * after which the parent, connected and having told so, has nothing more to
+ * say unless asked again. */
+static void lose_answer(unit_ctx_t *ctx)
+{
+    drop_at = 2;
+    connects_seen = connects_dropped = 0; /* the parent drops none */
+    if (!ctx->is_parent) {
+        drop_connect_install(ctx, 2);
+    }
 }
 
 static void lost_connects(unit_ctx_t *ctx)
@@ -204,13 +225,13 @@ static void lost_connects(unit_ctx_t *ctx)
     UNIT_WAIT(ctx, ctx->msg_count >= 1);
     CHECK_MEM(ctx->msgs[0].data, ctx->is_parent ? "from child " : "from parent", 11,
               "a message once the CONNECTs were sent again");
-    CHECK_UEQ(connects_dropped, 1);
+    CHECK_UEQ(connects_dropped, ((ctx->is_parent && 1 != drop_at) ? 0u : 1u));
     /* whichever side sends again first gets the answer that connects both */
     retries = ctx->engine->rails[0].stats.connect_retries;
     unit_send_u64(ctx, retries);
     retries += unit_recv_u64(ctx);
     CHECK_MSG(retries >= 1, "the rail came up without a CONNECT sent again");
-    unit_note("the first CONNECTs lost on both sides; up after %lu sent again", retries);
+    unit_note("CONNECT %u lost; up after %lu sent again", drop_at, retries);
     unit_barrier(ctx);
 }
 
@@ -219,10 +240,13 @@ int main(void)
     unit_options_t options = {.force_connect_to_ep = true};
     unit_options_t waits = {.force_connect_to_ep = true, .parent_waits = true};
     unit_options_t lossy = {.force_connect_to_ep = true, .created = lose_first_connect};
+    unit_options_t no_answer = {.force_connect_to_ep = true, .created = lose_answer};
     int rc = unit_main("connect_ep", &options, body, body);
 
     rc |= unit_main("connect_ep parent connects on the child's CONNECT", &waits,
                     waits_parent, waits_child);
-    return rc | unit_main("connect_ep both first CONNECTs lost", &lossy, lost_connects,
-                          lost_connects);
+    rc |= unit_main("connect_ep both first CONNECTs lost", &lossy, lost_connects,
+                    lost_connects);
+    return rc | unit_main("connect_ep the answer that says connected lost", &no_answer,
+                          lost_connects, lost_connects);
 }
