@@ -5,7 +5,8 @@
  * a released counter; the bound on waiting pushes; a process pushing its
  * own memory with notices; and keys refused at each role.  Every byte that
  * lands is checked, and so is every byte that must not.  Then the same
- * pushes over two rails, where the large ones go striped.
+ * pushes over two rails, where the large ones go striped; and pushes to
+ * three destinations of which one dies on the way.
  */
 #include "loom/wire.h"
 #include "unit_group.h"
@@ -516,6 +517,62 @@ static void body_two_rails(unit_group_t *group)
     state_fini(&st);
 }
 
+/* A pushes 16 MiB of its own memory to B, C and D at once; D leaves for
+ * good (it exits without placing a byte, the data to it still on its way,
+ * as a process that dies): A's push to D ends with an error, nothing waits
+ * for ever, and B and C get every byte. */
+static void body_dest_dies(unit_group_t *group)
+{
+    static const int dests[] = {RANK_B, RANK_C, RANK_D};
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    unit_op_t uop[GROUP_SIZE];
+    loom_push_args_t args;
+    push_case_t pc;
+    state_t st;
+    size_t i;
+
+    group->ctx.log_quiet = true; /* D's going is logged where it is seen */
+    state_init(&st, group);
+    memset(&pc, 0, sizeof(pc));
+    pc.what    = "a push to a destination that dies, at another destination";
+    pc.owner   = RANK_A;
+    pc.length  = 16 * 1048576;
+    pc.src_off = 5;
+    pc.dst_off = 4099;
+    if (RANK_A == group->rank) {
+        unit_fill(st.buf + pc.src_off, pc.length, 0x3000);
+        unit_fill(st.ref + pc.src_off, pc.length, 0x3000);
+    }
+    unit_group_barrier(group);
+    if (RANK_D == group->rank) {
+        unit_group_leave(group);
+    }
+    if (RANK_A == group->rank) {
+        for (i = 0; i < sizeof(dests) / sizeof(dests[0]); ++i) {
+            pc.dest = dests[i];
+            args_fill(&st, &pc, &args, to);
+            unit_op_init(&uop[dests[i]]);
+            CHECK_RC(loom_push(group->ctx.engine, &uop[dests[i]].op, &args), LOOM_INPROGRESS);
+        }
+        unit_group_let_go(group, RANK_D);
+        for (i = 0; i < sizeof(dests) / sizeof(dests[0]); ++i) {
+            UNIT_WAIT(&group->ctx, uop[dests[i]].calls > 0);
+        }
+        CHECK_RC(uop[RANK_B].status, LOOM_OK);
+        CHECK_RC(uop[RANK_C].status, LOOM_OK);
+        CHECK_MSG(LOOM_OK != uop[RANK_D].status, "a push to a process that left succeeded");
+        unit_note("the push to the process that left ended with %d (%s); the others landed",
+                  uop[RANK_D].status, loom_strerror(uop[RANK_D].status));
+    }
+    unit_group_barrier(group); /* A's pushes ended */
+    if (RANK_B == group->rank || RANK_C == group->rank) {
+        pc.dest = group->rank;
+        check_dest(&st, &pc, true, 0x3000);
+    }
+    unit_group_barrier(group);
+    state_fini(&st);
+}
+
 int main(void)
 {
     unit_options_t options = {0}, two_rails = {0};
@@ -524,6 +581,7 @@ int main(void)
     options.configure = configure;
     rc = unit_group_main("push", GROUP_SIZE, &options, body);
     two_rails.configure = configure_two_rails;
-    return rc | unit_group_main("push over two rails", GROUP_SIZE, &two_rails,
-                                body_two_rails);
+    rc |= unit_group_main("push over two rails", GROUP_SIZE, &two_rails, body_two_rails);
+    return rc | unit_group_main("push to a destination that dies", GROUP_SIZE, &options,
+                                body_dest_dies);
 }

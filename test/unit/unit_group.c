@@ -67,7 +67,7 @@ void unit_group_bcast(unit_group_t *group, int root, void *buf, size_t length)
             unit_group_recv(group, group->socks[root], buf, length);
         }
         for (r = 1; r < group->size; ++r) {
-            if (r != root) {
+            if (r != root && !group->gone[r]) {
                 unit_group_send(group, group->socks[r], buf, length);
             }
         }
@@ -85,6 +85,9 @@ void unit_group_barrier(unit_group_t *group)
 
     if (0 == group->rank) {
         for (r = 1; r < group->size; ++r) {
+            if (group->gone[r]) {
+                continue;
+            }
             unit_group_recv(group, group->socks[r], &got, sizeof(got));
             CHECK_UEQ(got, token);
         }
@@ -92,6 +95,32 @@ void unit_group_barrier(unit_group_t *group)
         unit_group_send(group, group->socks[0], &token, sizeof(token));
     }
     unit_group_bcast(group, 0, &token, sizeof(token));
+}
+
+void unit_group_leave(unit_group_t *group)
+{
+    uint64_t token;
+
+    CHECK(0 != group->rank);
+    /* a plain read: the engine must not run (a dying process places nothing) */
+    if (read(group->socks[0], &token, sizeof(token)) < 0) {
+        unit_fail(__FILE__, __LINE__, "read: %s", strerror(errno));
+    }
+    _exit(UNIT_GROUP_EXIT_LEFT);
+}
+
+void unit_group_let_go(unit_group_t *group, int rank)
+{
+    uint64_t token = 0x90e;
+
+    CHECK(0 == group->rank && rank > 0 && rank < group->size);
+    if (write(group->socks[rank], &token, sizeof(token)) != (ssize_t)sizeof(token)) {
+        unit_fail(__FILE__, __LINE__, "write: %s", strerror(errno));
+    }
+    group->gone[rank] = true;
+    if (group->ctx.sock == group->socks[rank]) {
+        group->ctx.sock = -1; /* its socket closes with it: no failure of ours */
+    }
 }
 
 void unit_group_bcast_region(unit_group_t *group, int rank, const loom_region_t *region,
@@ -216,6 +245,9 @@ int unit_group_main(const char *test, int size, const unit_options_t *options,
         group->pids[r] = 0;
         if (WIFEXITED(status) && UNIT_EXIT_SKIP == WEXITSTATUS(status)) {
             skipped = 1;
+        } else if (group->gone[r] && WIFEXITED(status) &&
+                   UNIT_GROUP_EXIT_LEFT == WEXITSTATUS(status)) {
+            continue; /* it left, as the test asked */
         } else if (!WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
             unit_fail(__FILE__, __LINE__, "rank %d %s %d", r,
                       WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
