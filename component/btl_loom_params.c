@@ -113,9 +113,9 @@ int mca_btl_loom_params_register(void)
     c->progress_thread = false;
     mca_btl_loom_param_register("progress_thread",
         "Run a thread that sleeps on the rails' event descriptors and moves what loom does by "
-        "itself (RDMA it serves or places, atomics it runs, acknowledgements, the rail watch) "
-        "while the application computes, so that a large send overlaps computation on tcp "
-        "rails; messages and completions still reach Open MPI on the application's threads",
+        "itself (RDMA it serves or places, acknowledgements, the rail watch) while the "
+        "application computes, so that a large send overlaps computation on tcp rails; "
+        "messages, completions and peers' atomics still wait for the application's threads",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->progress_thread);
     c->block_when_idle = -1;
     mca_btl_loom_reg_int("block_when_idle", "A rank whose progress found nothing to do for "

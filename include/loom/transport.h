@@ -255,9 +255,9 @@ int  loom_engine_progress(loom_engine_t *engine);
 /*
  * Progress for a helper thread while the upper layer's threads are away:
  * everything loom does by itself moves (rails, RDMA it serves or places,
- * atomics it runs, acknowledgements, the rail watch), but nothing goes up:
- * messages and completions wait for the next loom_engine_progress.  Under
- * the same lock as every other entry point.
+ * acknowledgements, the rail watch), but nothing goes up: messages,
+ * completions and peers' atomics (atomic.c says why) wait for the next
+ * loom_engine_progress.  Under the same lock as every other entry point.
  */
 int  loom_engine_progress_quiet(loom_engine_t *engine);
 /* Arms the rails' event descriptors for loom_engine_sleep: LOOM_OK;
