@@ -4,7 +4,7 @@
  */
 #include "btl_loom.h"
 
-#include "opal/mca/base/mca_base_pvar.h"
+#include "loom_pvar.h"
 
 #include <stdio.h>
 
@@ -126,14 +126,8 @@ static void mca_btl_loom_pvar_add(loom_engine_t *engine, size_t which, int rail,
         snprintf(description, sizeof(description), "%s, rail %d (%s:%s)",
                  desc->description, rail, info->tl_name, info->dev_name);
     }
-    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
-                                           description, OPAL_INFO_LVL_4,
-                                           MCA_BASE_PVAR_CLASS_COUNTER,
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                                           MCA_BASE_VAR_BIND_NO_OBJECT,
-                                           MCA_BASE_PVAR_FLAG_READONLY |
-                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           mca_btl_loom_pvar_read, NULL, NULL, ctx);
+    loom_pvar_register(&mca_btl_loom_component.super.btl_version, name, description, MCA_BASE_PVAR_CLASS_COUNTER,
+                       mca_btl_loom_pvar_read, ctx);
 }
 
 static unsigned long mca_btl_loom_rate(loom_engine_t *engine, int rail)
@@ -177,14 +171,8 @@ static void mca_btl_loom_level_add(loom_engine_t *engine, int rail, int slot, co
     snprintf(name, sizeof(name), "rail%d_%s", rail, what);
     snprintf(description, sizeof(description), description_fmt, rail, info->tl_name,
              info->dev_name);
-    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
-                                           description, OPAL_INFO_LVL_4,
-                                           MCA_BASE_PVAR_CLASS_LEVEL,
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                                           MCA_BASE_VAR_BIND_NO_OBJECT,
-                                           MCA_BASE_PVAR_FLAG_READONLY |
-                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           mca_btl_loom_level_read, NULL, NULL, ctx);
+    loom_pvar_register(&mca_btl_loom_component.super.btl_version, name, description, MCA_BASE_PVAR_CLASS_LEVEL,
+                       mca_btl_loom_level_read, ctx);
 }
 
 /* Registered at init, once the rails are known. */
@@ -207,13 +195,8 @@ void mca_btl_loom_stat_pvar_add(mca_btl_loom_stat_ctx_t *ctx, loom_engine_t *eng
     ctx->engine = engine;
     ctx->stats  = stats;
     ctx->offset = offset;
-    (void)mca_base_component_pvar_register(&mca_btl_loom_component.super.btl_version, name,
-                                           description, OPAL_INFO_LVL_4, var_class,
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                                           MCA_BASE_VAR_BIND_NO_OBJECT,
-                                           MCA_BASE_PVAR_FLAG_READONLY |
-                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           mca_btl_loom_stat_read, NULL, NULL, ctx);
+    loom_pvar_register(&mca_btl_loom_component.super.btl_version, name, description, var_class,
+                       mca_btl_loom_stat_read, ctx);
 }
 
 void mca_btl_loom_stat_table_add(const mca_btl_loom_stat_table_t *table, loom_engine_t *engine)

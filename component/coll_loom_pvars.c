@@ -5,7 +5,7 @@
  */
 #include "coll_loom.h"
 
-#include "opal/mca/base/mca_base_pvar.h"
+#include "loom_pvar.h"
 #include "opal/sys/atomic.h"
 
 mca_coll_loom_stats_t mca_coll_loom_stats;
@@ -19,14 +19,8 @@ static int mca_coll_loom_pvar_read(const struct mca_base_pvar_t *pvar, void *val
 
 static void mca_coll_loom_pvar(const char *name, const char *description, int64_t *counter)
 {
-    (void)mca_base_component_pvar_register(&mca_coll_loom_component.super.collm_version, name,
-                                           description, OPAL_INFO_LVL_4,
-                                           MCA_BASE_PVAR_CLASS_COUNTER,
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
-                                           MCA_BASE_VAR_BIND_NO_OBJECT,
-                                           MCA_BASE_PVAR_FLAG_READONLY |
-                                           MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                           mca_coll_loom_pvar_read, NULL, NULL, counter);
+    loom_pvar_register(&mca_coll_loom_component.super.collm_version, name, description, MCA_BASE_PVAR_CLASS_COUNTER,
+                       mca_coll_loom_pvar_read, counter);
 }
 
 void mca_coll_loom_pvars_register(void)
