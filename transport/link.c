@@ -1,9 +1,12 @@
 /*
  * Links: the state of each rail towards one peer as every layer sees it:
- * finding a peer, choosing its rails, the evidence that a rail delivers,
- * and marking a rail failed (handled later from progress, in peer.c).
+ * finding a peer, choosing its rails, a fresh endpoint to it, the evidence
+ * that a rail delivers, and marking a rail failed (handled later from
+ * progress, in peer.c).
  */
 #include "loom_internal.h"
+
+#include <string.h>
 
 loom_peer_t *loom_peer_lookup(loom_engine_t *engine, uint64_t name)
 {
@@ -21,6 +24,32 @@ loom_peer_t *loom_peer_of_message(loom_engine_t *engine, uint64_t name)
         peer = engine->config.peer_find_cb(engine->config.cb_ctx, engine, name);
     }
     return peer;
+}
+
+/* A fresh endpoint to the peer's interface on rail index, made on iface (the
+ * rail's own, or its wireup interface), from the peer's address blob. */
+int loom_peer_iface_ep_create(loom_peer_t *peer, int index, uct_iface_h iface,
+                              uct_ep_h *ep_p)
+{
+    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
+    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
+    loom_wire_addr_t addr;
+    uct_ep_params_t params;
+    ucs_status_t status;
+
+    if (LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
+                                      dev_addrs, iface_addrs) ||
+        index >= addr.rail_count) {
+        return LOOM_ERR_INVALID;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = iface;
+    params.dev_addr   = (const uct_device_addr_t *)dev_addrs[index];
+    params.iface_addr = (const uct_iface_addr_t *)iface_addrs[index];
+    status = uct_ep_create(&params, ep_p);
+    return (UCS_OK == status) ? LOOM_OK : loom_status_to_rc(status);
 }
 
 /* From rail first on, wrapping: the first rail in use towards the peer

@@ -516,6 +516,8 @@ int  loom_peer_rdma_rail(loom_peer_t *peer);
 void loom_peer_choose_am_rail(loom_peer_t *peer);
 void loom_peer_next_am_rail(loom_peer_t *peer);
 int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
+int  loom_peer_iface_ep_create(loom_peer_t *peer, int index, uct_iface_h iface,
+                              uct_ep_h *ep_p);
 void loom_rail_watch_start(loom_peer_t *peer, int rail);
 void loom_rail_watch_landed(loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);

@@ -95,27 +95,20 @@ static void loom_peer_boot_ep_create(loom_peer_t *peer, int index, const uint8_t
 }
 
 /* A fresh bootstrap endpoint in place of the rail's one (its connection
- * delivered nothing: loom_connect_retry_progress); the old one goes. */
+ * delivered nothing: loom_connect_retry_progress); the old one goes, unless
+ * no new one could be made. */
 void loom_peer_boot_ep_renew(loom_peer_t *peer, int index)
 {
-    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
-    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
     loom_peer_rail_t *prail = &peer->rails[index];
-    loom_wire_addr_t addr;
+    uct_ep_h fresh;
 
-    uct_ep_h old = prail->boot_ep;
-
-    if (NULL == old ||
-        LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
-                                      dev_addrs, iface_addrs)) {
-        return; /* CONNECT goes by another rail: nothing of ours to renew */
+    if (NULL == prail->boot_ep ||
+        LOOM_OK != loom_peer_iface_ep_create(peer, index,
+                                             peer->engine->rails[index].boot_iface, &fresh)) {
+        return; /* CONNECT goes by another rail, or the old endpoint goes on */
     }
-    loom_peer_boot_ep_create(peer, index, dev_addrs[index], iface_addrs[index]);
-    if (NULL == prail->boot_ep) {
-        prail->boot_ep = old; /* none to be had now: the old one goes on */
-        return;
-    }
-    uct_ep_destroy(old);
+    uct_ep_destroy(prail->boot_ep);
+    prail->boot_ep = fresh;
 }
 
 static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,

@@ -42,8 +42,8 @@ int loom_op_advance(loom_op_t *op)
         if (LOOM_STAGE_ISSUE == op->stage && op->msg_len > sizeof(loom_serve_notices_t)) {
             return loom_push_serve_stripe(op); /* by chunks on any rail */
         }
-        return loom_rdma_advance(op);
-    default:
+        /* fall through */
+    default: /* RDMA, a serve that is one put included */
         return loom_rdma_advance(op);
     }
 }

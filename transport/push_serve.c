@@ -80,11 +80,13 @@ static int loom_push_serve_rail(loom_peer_t *dest, int rail, const loom_wire_pus
 }
 
 /* Every check a request passes before it is served; the destination's
- * rkey on the rail the data goes by comes back in rkey. */
+ * rkey on the rail the data goes by comes back in rkey, and its whole key
+ * (every rail's, within data) in key and key_len. */
 static int loom_push_check(loom_engine_t *engine, int rail, const void *data, size_t length,
                            loom_serve_notices_t *notices, loom_peer_t **dest_p, int *dest_rail_p,
                            loom_region_t **region_p, uct_rkey_bundle_t *rkey,
-                           loom_wire_key_t *dst_fields)
+                           loom_wire_key_t *dst_fields, const uint8_t **key_p,
+                           size_t *key_len_p)
 {
     const loom_wire_key_t *dst_key;
     loom_wire_push_req_t req;
@@ -139,6 +141,8 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
     }
     *dest_p     = dest;
     *dst_fields = loom_key_fields(dst_key);
+    *key_p      = key;
+    *key_len_p  = key_len;
     return loom_key_rkey(engine, dst_key, *dest_rail_p, rkey);
 }
 
@@ -219,7 +223,7 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
         return;
     }
     rc = loom_push_check(engine, rail, data, length, &notices, &dest, &dest_rail, &region,
-                         &rkey, &dst_fields);
+                         &rkey, &dst_fields, &key, &key_len);
     op = (LOOM_OK == rc) ? loom_op_alloc_ctrl(engine) : NULL;
     if (LOOM_OK == rc && NULL == op) {
         uct_rkey_release(engine->rails[dest_rail].component, &rkey);
@@ -246,7 +250,6 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
     op->notify        = loom_from_le64(req.notify_proc);
     memcpy(op->msg, &notices, sizeof(notices)); /* told when it ends */
     if (loom_push_serve_striped(dest, rail, &req) &&
-        loom_push_req_notices(data, length, &notices, &key, &key_len) == LOOM_OK &&
         sizeof(notices) + key_len <= sizeof(op->msg)) {
         memcpy(op->msg + sizeof(notices), key, key_len); /* loom_push_serve_stripe */
         op->msg_len = sizeof(notices) + key_len;

@@ -50,30 +50,6 @@ static bool loom_rail_link_up(const loom_rail_t *rail)
            0 != strncmp(state, "notpresent", 10);
 }
 
-/* A fresh endpoint to the peer's interface on this rail. */
-static int loom_rejoin_ep_create(loom_peer_t *peer, int index, uct_ep_h *ep_p)
-{
-    const loom_wire_rail_addr_t *rails[LOOM_MAX_RAILS];
-    const uint8_t *dev_addrs[LOOM_MAX_RAILS], *iface_addrs[LOOM_MAX_RAILS];
-    loom_wire_addr_t addr;
-    uct_ep_params_t params;
-    ucs_status_t status;
-
-    if (LOOM_OK != loom_address_parse(peer->addr_blob, peer->addr_blob_len, &addr, rails,
-                                      dev_addrs, iface_addrs) ||
-        index >= addr.rail_count) {
-        return LOOM_ERR_INVALID;
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
-                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    params.iface      = peer->engine->rails[index].iface;
-    params.dev_addr   = (const uct_device_addr_t *)dev_addrs[index];
-    params.iface_addr = (const uct_iface_addr_t *)iface_addrs[index];
-    status = uct_ep_create(&params, ep_p);
-    return (UCS_OK == status) ? LOOM_OK : loom_status_to_rc(status);
-}
-
 static void loom_probe_fill(loom_peer_t *peer, loom_wire_probe_t *probe, int index,
                             uint32_t rail_epoch, int kind)
 {
@@ -224,7 +200,8 @@ static bool loom_rejoin_fresh(loom_peer_t *peer, int index, uct_ep_h probe_ep)
     if (NULL != probe_ep) {
         prail->ep       = probe_ep;
         prail->probe_ep = NULL;
-    } else if (LOOM_OK != loom_rejoin_ep_create(peer, index, &prail->ep)) {
+    } else if (LOOM_OK != loom_peer_iface_ep_create(peer, index, peer->engine->rails[index].iface,
+                                                      &prail->ep)) {
         prail->ep = NULL;
         return false;
     }
@@ -305,7 +282,8 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
         prail->next_probe = now + period;
         loom_rejoin_drop_probe_ep(prail); /* the last probe got no answer */
         if (!loom_rail_link_up(&engine->rails[i]) ||
-            LOOM_OK != loom_rejoin_ep_create(peer, i, &prail->probe_ep)) {
+            LOOM_OK != loom_peer_iface_ep_create(peer, i, engine->rails[i].iface,
+                                                &prail->probe_ep)) {
             prail->probe_ep = NULL;
             continue;
         }
