@@ -170,15 +170,19 @@ static void waits_child(unit_ctx_t *ctx)
     CHECK_MEM(ctx->msgs[0].data, "from parent", 11, "the parent's answer");
 }
 
-/* A side loses the drop_at-th CONNECT that reaches it: its handler passes
- * the others to loom's and, having dropped that one, puts loom's back. */
-static unsigned connects_seen, connects_dropped, drop_at;
+/* A side loses the first CONNECT that reaches it (with drop_answer: the
+ * first that says its sender connected); its handler passes the others to
+ * loom's and, having dropped that one, puts loom's back. */
+static unsigned connects_dropped;
+static bool drop_answer;
 
 static ucs_status_t drop_connect(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
+    loom_wire_connect_t conn;
 
-    if (++connects_seen < drop_at) {
+    memcpy(&conn, data, sizeof(conn)); /* a CONNECT is longer than its header */
+    if (drop_answer && !conn.connected) {
         return loom_connect_recv(arg, data, length, flags);
     }
     ++connects_dropped;
@@ -187,12 +191,12 @@ static ucs_status_t drop_connect(void *arg, void *data, size_t length, unsigned 
     return UCS_OK;
 }
 
-static void drop_connect_install(unit_ctx_t *ctx, unsigned which)
+static void drop_connect_install(unit_ctx_t *ctx, bool answer)
 {
     loom_rail_t *rail = &ctx->engine->rails[0];
 
-    drop_at = which;
-    connects_seen = connects_dropped = 0;
+    drop_answer      = answer;
+    connects_dropped = 0;
     CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
                                              drop_connect, rail, 0));
 }
@@ -200,18 +204,19 @@ static void drop_connect_install(unit_ctx_t *ctx, unsigned which)
 /* Both sides lose the first CONNECT: neither hears of the other. */
 static void lose_first_connect(unit_ctx_t *ctx)
 {
-    drop_connect_install(ctx, 1);
+    drop_connect_install(ctx, false);
 }
 
-/* The child loses the second: the parent's answer that says it connected,
- * after which the parent, connected and having told so, has nothing more to
- * say unless asked again. */
+/* The child loses the parent's answer that says it connected, after which
+ * the parent, connected and having told so, has nothing more to say unless
+ * asked again.  (Not simply the second CONNECT: both of a side's may wait
+ * in its queue, and the later one, queued in front, leaves first.) */
 static void lose_answer(unit_ctx_t *ctx)
 {
-    drop_at = 2;
-    connects_seen = connects_dropped = 0; /* the parent drops none */
+    drop_answer      = true;
+    connects_dropped = 0; /* the parent drops none */
     if (!ctx->is_parent) {
-        drop_connect_install(ctx, 2);
+        drop_connect_install(ctx, true);
     }
 }
 
@@ -225,13 +230,14 @@ static void lost_connects(unit_ctx_t *ctx)
     UNIT_WAIT(ctx, ctx->msg_count >= 1);
     CHECK_MEM(ctx->msgs[0].data, ctx->is_parent ? "from child " : "from parent", 11,
               "a message once the CONNECTs were sent again");
-    CHECK_UEQ(connects_dropped, ((ctx->is_parent && 1 != drop_at) ? 0u : 1u));
+    CHECK_UEQ(connects_dropped, ((ctx->is_parent && drop_answer) ? 0u : 1u));
     /* whichever side sends again first gets the answer that connects both */
     retries = ctx->engine->rails[0].stats.connect_retries;
     unit_send_u64(ctx, retries);
     retries += unit_recv_u64(ctx);
     CHECK_MSG(retries >= 1, "the rail came up without a CONNECT sent again");
-    unit_note("CONNECT %u lost; up after %lu sent again", drop_at, retries);
+    unit_note("%s lost; up after %lu sent again",
+              drop_answer ? "the answer that says connected" : "the first CONNECT", retries);
     unit_barrier(ctx);
 }
 
