@@ -155,7 +155,9 @@ static void loom_eager_shrink_idle(loom_peer_t *peer, uint64_t now)
     uint64_t idle = (uint64_t)peer->engine->config.eager_idle_ms * 1000000ull;
     unsigned target;
 
-    if (0 == idle || 0 == tx->phase || tx->pending || now - tx->window_start < idle) {
+    /* now was read before this pass took an ack in: a ring put in place
+     * since has a window_start after it */
+    if (0 == idle || 0 == tx->phase || tx->pending || now < tx->window_start + idle) {
         return;
     }
     target = (0 == tx->window_max) ? 0 : loom_eager_phase_for(peer->engine, tx->window_max);
