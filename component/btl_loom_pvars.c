@@ -65,6 +65,10 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"connect_retries", "CONNECT messages sent again, on a fresh wireup endpoint, to a "
      "process that had not connected back on this rail (rails that connect endpoint to "
      "endpoint, such as rc_verbs)", offsetof(loom_rail_stats_t, connect_retries)},
+    {"rejoin_tries", "Attempts to bring this rail back into use for a peer after it "
+     "failed: probes on fresh endpoints (tcp), or fresh endpoint addresses announced "
+     "(rails that connect endpoint to endpoint, such as rc_verbs)",
+     offsetof(loom_rail_stats_t, rejoin_tries)},
 };
 
 #define MCA_BTL_LOOM_NPVARS (sizeof(mca_btl_loom_pvars) / sizeof(mca_btl_loom_pvars[0]))

@@ -1,6 +1,7 @@
 /*
  * Links: the state of each rail towards one peer as every layer sees it:
- * finding a peer, choosing its rails, a fresh endpoint to it, the evidence
+ * finding a peer, choosing its rails, fresh endpoints to it and the CONNECT
+ * that names ours (connect-to-ep rails), the evidence
  * that a rail delivers, and marking a rail failed (handled later from
  * progress, in peer.c).
  */
@@ -50,6 +51,59 @@ int loom_peer_iface_ep_create(loom_peer_t *peer, int index, uct_iface_h iface,
     params.iface_addr = (const uct_iface_addr_t *)iface_addrs[index];
     status = uct_ep_create(&params, ep_p);
     return (UCS_OK == status) ? LOOM_OK : loom_status_to_rc(status);
+}
+
+/* A fresh bootstrap endpoint in place of the rail's one (its connection
+ * delivered nothing, or the rail comes back: connect_retry.c, rejoin_ep.c); the old one goes, unless
+ * no new one could be made. */
+void loom_peer_boot_ep_renew(loom_peer_t *peer, int index)
+{
+    loom_peer_rail_t *prail = &peer->rails[index];
+    uct_ep_h fresh;
+
+    if (NULL == prail->boot_ep ||
+        LOOM_OK != loom_peer_iface_ep_create(peer, index,
+                                             peer->engine->rails[index].boot_iface, &fresh)) {
+        return; /* CONNECT goes by another rail, or the old endpoint goes on */
+    }
+    uct_ep_destroy(prail->boot_ep);
+    prail->boot_ep = fresh;
+}
+
+
+/*
+ * A CONNECT for the rail into msg (size bytes): our device and endpoint
+ * address, whether that endpoint is connected to the peer's, and which
+ * connection of the rail it is (its rail epoch); flags as
+ * LOOM_WIRE_FLAG_CONNECT_*.  Its length, or 0 if it cannot be made.
+ */
+size_t loom_connect_fill(loom_peer_t *peer, int index, unsigned flags, uint8_t *msg,
+                         size_t size)
+{
+    const loom_rail_t *rail = &peer->engine->rails[index];
+    const loom_peer_rail_t *prail = &peer->rails[index];
+    loom_wire_connect_t *conn = (loom_wire_connect_t *)msg;
+    size_t length = sizeof(*conn) + rail->attr.device_addr_len + rail->attr.ep_addr_len;
+
+    if (length > size || NULL == prail->ep) {
+        return 0;
+    }
+    memset(conn, 0, sizeof(*conn));
+    loom_wire_hdr_fill(&conn->hdr, LOOM_WIRE_CONNECT, 0, length);
+    conn->hdr.flags    = (uint8_t)flags;
+    conn->sender       = loom_le64(peer->engine->config.name);
+    conn->sender_epoch = loom_le32(peer->engine->epoch);
+    conn->rail_index   = loom_le16((uint16_t)index);
+    conn->connected    = prail->local_connected;
+    conn->dev_addr_len = loom_le16((uint16_t)rail->attr.device_addr_len);
+    conn->ep_addr_len  = loom_le16((uint16_t)rail->attr.ep_addr_len);
+    conn->rail_epoch   = loom_le32(prail->rail_epoch);
+    memcpy(conn + 1, rail->dev_addr, rail->attr.device_addr_len);
+    if (UCS_OK != uct_ep_get_address(prail->ep, (uct_ep_addr_t *)(msg + sizeof(*conn) +
+                                                                  rail->attr.device_addr_len))) {
+        return 0;
+    }
+    return length;
 }
 
 /* From rail first on, wrapping: the first rail in use towards the peer

@@ -158,6 +158,9 @@ typedef struct loom_peer_rail {
                                  progresses, this rail silent; 0: not asked */
     size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
+    uint8_t *rejoin_addr;     /* connect-to-ep, failed: the device and endpoint
+                                 address the peer announced (rejoin_ep.c) */
+    size_t   rejoin_addr_len;
     uint64_t connect_sent;    /* connect-to-ep: when our last CONNECT went */
     unsigned connect_tries;   /* CONNECTs sent again (connect_retry.c) */
 } loom_peer_rail_t;
@@ -518,6 +521,9 @@ void loom_peer_next_am_rail(loom_peer_t *peer);
 int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
 int  loom_peer_iface_ep_create(loom_peer_t *peer, int index, uct_iface_h iface,
                               uct_ep_h *ep_p);
+void loom_peer_boot_ep_renew(loom_peer_t *peer, int index);
+size_t loom_connect_fill(loom_peer_t *peer, int index, unsigned flags, uint8_t *msg,
+                         size_t size);
 void loom_rail_watch_start(loom_peer_t *peer, int rail);
 void loom_rail_watch_landed(loom_peer_t *peer, int rail);
 void loom_peer_fail_rail(loom_peer_t *peer, int rail, ucs_status_t status);
@@ -728,6 +734,21 @@ void loom_stripe_free_all(loom_engine_t *engine);
 /* rail_watch.c */
 int  loom_rail_watch(loom_engine_t *engine);
 
+/* rejoin_rail.c */
+bool loom_rail_link_up(const loom_rail_t *rail);
+void loom_rejoin_state_set(loom_peer_t *peer, int index, int state);
+bool loom_rejoin_possible(const loom_peer_t *peer, int index);
+void loom_rejoin_close(loom_peer_t *peer, int index);
+void loom_rejoin_drop_probe_ep(loom_peer_rail_t *prail);
+void loom_rejoin_forget_addr(loom_peer_rail_t *prail);
+void loom_rejoin_use(loom_peer_t *peer, int index);
+
+/* rejoin_ep.c */
+void loom_rejoin_ep_start(loom_peer_t *peer, int index);
+void loom_rejoin_ep_step(loom_peer_t *peer, int index);
+bool loom_rejoin_ep_recv(loom_peer_t *peer, int index, uint32_t rail_epoch, bool connected,
+                         const uint8_t *addr, size_t addr_len);
+
 /* rejoin.c */
 int  loom_rejoin_progress(loom_engine_t *engine);
 void loom_engine_wake_init(loom_engine_t *engine);
@@ -754,7 +775,6 @@ void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_early_connects_progress(loom_engine_t *engine);
 int  loom_connect_send(loom_peer_t *peer, int rail_index, bool again);
-void loom_peer_boot_ep_renew(loom_peer_t *peer, int index);
 int  loom_connect_retry_progress(loom_engine_t *engine);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
 

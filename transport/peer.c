@@ -36,10 +36,8 @@ int loom_connect_send(loom_peer_t *peer, int rail_index, bool again)
     loom_rail_t *rail = &peer->engine->rails[rail_index];
     loom_peer_rail_t *prail = &peer->rails[rail_index];
     uint8_t msg[LOOM_OP_MSG_MAX];
-    loom_wire_connect_t *conn = (loom_wire_connect_t *)msg;
-    size_t length = sizeof(*conn) + rail->attr.device_addr_len + rail->attr.ep_addr_len;
     int boot = loom_peer_bootstrap_rail(peer);
-    ucs_status_t status;
+    size_t length;
 
     if (boot < 0 && NULL == prail->boot_ep) {
         loom_log(peer->engine, LOOM_LOG_ERROR, "rail %s:%s connects endpoint to endpoint, "
@@ -48,23 +46,10 @@ int loom_connect_send(loom_peer_t *peer, int rail_index, bool again)
                  (unsigned long long)peer->name);
         return LOOM_ERR_UNREACH;
     }
-    if (length > sizeof(msg)) {
+    length = loom_connect_fill(peer, rail_index, again ? LOOM_WIRE_FLAG_CONNECT_AGAIN : 0,
+                               msg, sizeof(msg));
+    if (0 == length) {
         return LOOM_ERR_INVALID;
-    }
-    memset(conn, 0, sizeof(*conn));
-    loom_wire_hdr_fill(&conn->hdr, LOOM_WIRE_CONNECT, 0, length);
-    conn->hdr.flags    = again ? LOOM_WIRE_FLAG_CONNECT_AGAIN : 0;
-    conn->sender       = loom_le64(peer->engine->config.name);
-    conn->sender_epoch = loom_le32(peer->engine->epoch);
-    conn->rail_index   = loom_le16((uint16_t)rail_index);
-    conn->connected    = prail->local_connected;
-    conn->dev_addr_len = loom_le16((uint16_t)rail->attr.device_addr_len);
-    conn->ep_addr_len  = loom_le16((uint16_t)rail->attr.ep_addr_len);
-    memcpy(conn + 1, rail->dev_addr, rail->attr.device_addr_len);
-    status = uct_ep_get_address(prail->ep, (uct_ep_addr_t *)((uint8_t *)(conn + 1) +
-                                                             rail->attr.device_addr_len));
-    if (UCS_OK != status) {
-        return loom_status_to_rc(status);
     }
     if (prail->local_connected) {
         prail->told_connected = true;
@@ -92,23 +77,6 @@ static void loom_peer_boot_ep_create(loom_peer_t *peer, int index, const uint8_t
     if (UCS_OK != uct_ep_create(&params, &prail->boot_ep)) {
         prail->boot_ep = NULL;
     }
-}
-
-/* A fresh bootstrap endpoint in place of the rail's one (its connection
- * delivered nothing: loom_connect_retry_progress); the old one goes, unless
- * no new one could be made. */
-void loom_peer_boot_ep_renew(loom_peer_t *peer, int index)
-{
-    loom_peer_rail_t *prail = &peer->rails[index];
-    uct_ep_h fresh;
-
-    if (NULL == prail->boot_ep ||
-        LOOM_OK != loom_peer_iface_ep_create(peer, index,
-                                             peer->engine->rails[index].boot_iface, &fresh)) {
-        return; /* CONNECT goes by another rail, or the old endpoint goes on */
-    }
-    uct_ep_destroy(prail->boot_ep);
-    prail->boot_ep = fresh;
 }
 
 static int loom_peer_rail_connect(loom_peer_t *peer, int index, const uint8_t *dev_addr,
@@ -313,21 +281,13 @@ static void loom_connect_apply(loom_peer_t *peer, const void *msg)
     memcpy(&copy, msg, sizeof(copy));
     index = loom_from_le16(conn->rail_index);
 
-    if (index >= peer->engine->rail_count || NULL == peer->rails[index].ep ||
-        !peer->engine->rails[index].info.connect_to_ep) {
+    if (index >= peer->engine->rail_count || !peer->engine->rails[index].info.connect_to_ep) {
         ++peer->engine->rails[0].stats.refused;
         loom_log(peer->engine, LOOM_LOG_WARN, "refused a connect message from peer %#llx "
                  "for rail %d", (unsigned long long)peer->name, index);
         return;
     }
     prail = &peer->rails[index];
-    if (prail->failed) {
-        /* late, or not the peer's: a failed rail is not connected again this way */
-        ++peer->engine->rails[index].stats.refused;
-        loom_log(peer->engine, LOOM_LOG_INFO, "refused a connect message from peer %#llx "
-                 "for rail %d: the rail failed", (unsigned long long)peer->name, index);
-        return;
-    }
     if (loom_from_le16(conn->dev_addr_len) != peer->engine->rails[index].attr.device_addr_len ||
         loom_from_le16(conn->ep_addr_len) != peer->engine->rails[index].attr.ep_addr_len ||
         loom_from_le32(conn->sender_epoch) != peer->epoch) {
@@ -335,6 +295,24 @@ static void loom_connect_apply(loom_peer_t *peer, const void *msg)
         loom_log(peer->engine, LOOM_LOG_WARN, "refused a connect message from peer %#llx "
                  "for rail %d: address sizes or epoch do not match",
                  (unsigned long long)peer->name, index);
+        return;
+    }
+    if (loom_rejoin_ep_recv(peer, index, loom_from_le32(conn->rail_epoch), conn->connected,
+                            dev_addr, loom_from_le16(conn->dev_addr_len) +
+                                      loom_from_le16(conn->ep_addr_len))) {
+        return; /* the rail comes back */
+    }
+    if (NULL == prail->ep) {
+        ++peer->engine->rails[0].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "refused a connect message from peer %#llx "
+                 "for rail %d: no endpoint", (unsigned long long)peer->name, index);
+        return;
+    }
+    if (prail->failed || loom_from_le32(conn->rail_epoch) != prail->rail_epoch) {
+        /* late, or not the peer's: a failed rail is not connected again this way */
+        ++peer->engine->rails[index].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_INFO, "refused a connect message from peer %#llx "
+                 "for rail %d: the rail failed", (unsigned long long)peer->name, index);
         return;
     }
     if (!prail->local_connected) {

@@ -18,37 +18,15 @@
  * and closed from progress, never inside a UCT callback.  Only where
  * messages are kept for re-sending (several rails): a message lost with
  * the old connection of the only rail would stall its peer for ever.  A
- * rail connected endpoint to endpoint (rc_verbs) would need its addresses
- * exchanged again and stays out of use.
+ * rail connected endpoint to endpoint (rc_verbs) has no interface to probe:
+ * it comes back by exchanging fresh endpoint addresses (rejoin_ep.c), on
+ * the same clock.
  */
 #include "loom_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Whether a tcp rail's network device has its link: a probe over a device
- * that is down cannot succeed (and UCT logs every failed connect). */
-static bool loom_rail_link_up(const loom_rail_t *rail)
-{
-    char path[128], state[32] = "";
-    FILE *file;
-
-    if (0 != strcmp(rail->info.tl_name, "tcp")) {
-        return true;
-    }
-    snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", rail->info.dev_name);
-    file = fopen(path, "r");
-    if (NULL == file) {
-        return true;
-    }
-    if (NULL == fgets(state, sizeof(state), file)) {
-        state[0] = '\0';
-    }
-    fclose(file);
-    return 0 != strncmp(state, "down", 4) && 0 != strncmp(state, "lowerlayerdown", 14) &&
-           0 != strncmp(state, "notpresent", 10);
-}
 
 static void loom_probe_fill(loom_peer_t *peer, loom_wire_probe_t *probe, int index,
                             uint32_t rail_epoch, int kind)
@@ -69,27 +47,6 @@ static int loom_probe_send(loom_peer_t *peer, int index, uct_ep_h ep, uint32_t r
 
     loom_probe_fill(peer, &probe, index, rail_epoch, kind);
     return loom_am_send_raw(ep, LOOM_WIRE_PROBE, &probe, sizeof(probe));
-}
-
-/* What the rail has to do next from progress (LOOM_PROBE_*). */
-static void loom_probe_set(loom_peer_t *peer, int index, int state)
-{
-    loom_peer_rail_t *prail = &peer->rails[index];
-
-    peer->engine->probes_pending += (LOOM_PROBE_NONE == prail->probe_state) -
-                                    (LOOM_PROBE_NONE == state);
-    if (LOOM_PROBE_NONE == prail->probe_state) {
-        prail->probe_since = loom_now_ns();
-    }
-    prail->probe_state = state;
-}
-
-/* The rail can come back for this peer (see above). */
-static bool loom_rejoin_possible(const loom_peer_t *peer, int index)
-{
-    return !peer->engine->rails[index].info.connect_to_ep &&
-           peer->engine->config.rail_rejoin_ms > 0 && loom_msg_logging(peer) &&
-           !loom_peer_closing(peer); /* no probing a process that goes */
 }
 
 /*
@@ -119,71 +76,17 @@ void loom_rejoin_rail_failed(loom_peer_t *peer, int index)
         ++peer->engine->failed_rails;
     }
     prail->next_probe = loom_now_ns() + peer->engine->config.rail_rejoin_ms * 1000000ull;
+    if (prail->down_told && peer->engine->rails[index].info.connect_to_ep) {
+        /* the side that found the failure announces first: two announcements
+         * crossing cost a round more */
+        prail->next_probe += peer->engine->config.rail_rejoin_ms * 1000000ull;
+    }
     prail->fresh_ep   = false;
-    if (!peer->engine->rails[index].info.connect_to_ep && NULL != prail->ep &&
-        !prail->to_close) {
+    if ((!peer->engine->rails[index].info.connect_to_ep || loom_rejoin_possible(peer, index)) &&
+        NULL != prail->ep && !prail->to_close) {
         prail->to_close = true;
         ++peer->engine->closes_pending;
     }
-}
-
-/* Destroy the rail's endpoint, and fail loom's operations that were waiting
- * on it: UCT completes some of them with an error as the endpoint goes (tcp
- * flushes) and drops others without a word (tcp puts). */
-static void loom_rejoin_close(loom_peer_t *peer, int index)
-{
-    loom_peer_rail_t *prail = &peer->rails[index];
-
-    if (prail->to_close) {
-        prail->to_close = false;
-        --peer->engine->closes_pending;
-    }
-    if (NULL != prail->ep) {
-        uct_ep_destroy(prail->ep);
-        prail->ep = NULL;
-    }
-    loom_rdma_fail_wire_ops(peer, index);
-    loom_eager_tx_rail_closed(peer, index);
-}
-
-static void loom_rejoin_drop_probe_ep(loom_peer_rail_t *prail)
-{
-    if (NULL != prail->probe_ep) {
-        uct_ep_destroy(prail->probe_ep);
-        prail->probe_ep = NULL;
-    }
-}
-
-/* The rail carries traffic to the peer again. */
-static void loom_rejoin_use(loom_peer_t *peer, int index)
-{
-    loom_peer_rail_t *prail = &peer->rails[index];
-    loom_rail_t *rail = &peer->engine->rails[index];
-    bool none_left = peer->rails[peer->am_rail].failed;
-
-    if (prail->rejoin_counted) {
-        prail->rejoin_counted = false;
-        --peer->engine->failed_rails;
-    }
-    loom_probe_set(peer, index, LOOM_PROBE_NONE);
-    loom_rejoin_drop_probe_ep(prail);
-    prail->failed      = false;
-    prail->down_told   = false;
-    prail->fresh_ep    = false;
-    prail->usable      = true;
-    loom_rail_watch_start(peer, index);
-    peer->lost         = false;
-    ++rail->stats.rejoins;
-    /* good news, counted in rejoins */
-    loom_log(peer->engine, LOOM_LOG_INFO, "rail %s:%s to peer %#llx is back (connection %u)",
-             rail->info.tl_name, rail->info.dev_name, (unsigned long long)peer->name,
-             prail->rail_epoch);
-    loom_peer_choose_am_rail(peer);
-    loom_eager_rail_back(peer);
-    if (none_left) {
-        loom_msg_resend_start(peer); /* every rail had failed: send again what was not acked */
-    }
-    loom_peer_mark_busy(peer); /* what waits for a rail may go now */
 }
 
 /* Make the rail's endpoint the fresh one of epoch rail_epoch: probe_ep
@@ -217,6 +120,10 @@ static void loom_rejoin_step(loom_peer_t *peer, int index)
     loom_peer_rail_t *prail = &peer->rails[index];
     int rc = LOOM_OK;
 
+    if (peer->engine->rails[index].info.connect_to_ep) {
+        loom_rejoin_ep_step(peer, index);
+        return;
+    }
     switch (prail->probe_state) {
     case LOOM_PROBE_TRY:
         rc = loom_probe_send(peer, index, prail->probe_ep, prail->probe_epoch,
@@ -251,7 +158,7 @@ static void loom_rejoin_step(loom_peer_t *peer, int index)
         return;
     }
     if (LOOM_ERR_AGAIN != rc) {
-        loom_probe_set(peer, index, LOOM_PROBE_NONE);
+        loom_rejoin_state_set(peer, index, LOOM_PROBE_NONE);
     }
 }
 
@@ -274,12 +181,16 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
             continue;
         }
         if (LOOM_PROBE_NONE != prail->probe_state && now - prail->probe_since > 2 * period) {
-            loom_probe_set(peer, i, LOOM_PROBE_NONE); /* stuck: start over */
+            loom_rejoin_state_set(peer, i, LOOM_PROBE_NONE); /* stuck: start over */
         }
         if (LOOM_PROBE_NONE != prail->probe_state || now < prail->next_probe) {
             continue;
         }
         prail->next_probe = now + period;
+        if (engine->rails[i].info.connect_to_ep) {
+            loom_rejoin_ep_start(peer, i);
+            continue;
+        }
         loom_rejoin_drop_probe_ep(prail); /* the last probe got no answer */
         if (!loom_rail_link_up(&engine->rails[i]) ||
             LOOM_OK != loom_peer_iface_ep_create(peer, i, engine->rails[i].iface,
@@ -288,7 +199,8 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
             continue;
         }
         prail->probe_epoch = prail->rail_epoch + 1;
-        loom_probe_set(peer, i, LOOM_PROBE_TRY);
+        ++engine->rails[i].stats.rejoin_tries;
+        loom_rejoin_state_set(peer, i, LOOM_PROBE_TRY);
         loom_rejoin_step(peer, i);
     }
 }
@@ -359,7 +271,7 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
             break; /* we use a connection at least as new */
         }
         if (prail->failed && prail->fresh_ep && rail_epoch == prail->rail_epoch) {
-            loom_probe_set(peer, index, LOOM_PROBE_ANSWER); /* our answer was lost */
+            loom_rejoin_state_set(peer, index, LOOM_PROBE_ANSWER); /* our answer was lost */
             break;
         }
         if (prail->failed && NULL != prail->probe_ep && engine->config.name < peer->name) {
@@ -373,18 +285,18 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
         prail->fresh_ep    = false;
         prail->probe_epoch = rail_epoch;
         prail->next_probe  = loom_now_ns() + engine->config.rail_rejoin_ms * 1000000ull;
-        loom_probe_set(peer, index, LOOM_PROBE_ANSWER);
+        loom_rejoin_state_set(peer, index, LOOM_PROBE_ANSWER);
         break;
     case LOOM_WIRE_PROBE_ANSWER:
         if (prail->failed && NULL != prail->probe_ep && rail_epoch == prail->probe_epoch &&
             (LOOM_PROBE_NONE == prail->probe_state || LOOM_PROBE_TRY == prail->probe_state)) {
-            loom_probe_set(peer, index, LOOM_PROBE_CONFIRM);
+            loom_rejoin_state_set(peer, index, LOOM_PROBE_CONFIRM);
         }
         break;
     default: /* CONFIRM: the prober uses its side of the rail now; we do from progress */
         if (prail->failed && prail->fresh_ep && rail_epoch == prail->rail_epoch &&
             LOOM_PROBE_NONE == prail->probe_state) {
-            loom_probe_set(peer, index, LOOM_PROBE_CONFIRMED);
+            loom_rejoin_state_set(peer, index, LOOM_PROBE_CONFIRMED);
         }
         break;
     }
@@ -402,8 +314,9 @@ void loom_rejoin_peer_fini(loom_peer_t *peer)
             prail->to_close = false;
             --peer->engine->closes_pending;
         }
-        loom_probe_set(peer, i, LOOM_PROBE_NONE);
+        loom_rejoin_state_set(peer, i, LOOM_PROBE_NONE);
         loom_rejoin_drop_probe_ep(prail);
+        loom_rejoin_forget_addr(prail);
         if (prail->rejoin_counted) {
             prail->rejoin_counted = false;
             --peer->engine->failed_rails;

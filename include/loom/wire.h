@@ -357,8 +357,11 @@ typedef struct loom_wire_push_done {
 
 /*
  * Endpoint address of a connect-to-ep rail, sent over a rail that connects
- * to interfaces.  Followed by dev_addr_len bytes of device address and
- * ep_addr_len bytes of endpoint address.
+ * to interfaces (its wireup interface, or another rail).  Followed by
+ * dev_addr_len bytes of device address and ep_addr_len bytes of endpoint
+ * address.  A rail that comes back (rejoin_ep.c) is set up again with
+ * CONNECTs of its next rail_epoch; the last of them, which says the
+ * announcer connected, goes on the rail itself.
  */
 /* LOOM_WIRE_CONNECT: sent again after no answer (the sender is still not
  * connected both ways): answered even by a receiver that told it before,
@@ -374,7 +377,8 @@ typedef struct loom_wire_connect {
     uint8_t  reserved;
     uint16_t dev_addr_len;
     uint16_t ep_addr_len;
-    uint32_t reserved2;
+    uint32_t rail_epoch;   /* the rail's connection to the peer it sets up: 0
+                              the first, then one more each time it comes back */
 } loom_wire_connect_t;
 
 /*
