@@ -345,6 +345,9 @@ typedef struct loom_serve_notices {
 typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 #define LOOM_POLLERS_MAX 16
 
+/* How often the rails' links (sysfs) are read while chunks are in flight. */
+#define LOOM_LINK_CHECK_NS (100ull * 1000000ull)
+
 struct loom_engine {
     loom_engine_config_t config;
     char                 rails_spec[1024];
@@ -373,6 +376,7 @@ struct loom_engine {
     int                  wake_fd;      /* epoll over the rails' event descriptors, or -1 */
     bool                 sleepers;     /* someone sleeps on it (loom_engine_arm was called) */
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
+    uint64_t             next_link_check; /* when the rails' links are read next */
     uint64_t             last_busy;    /* when progress last found something to do */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
     ucs_list_link_t      owned_ops;    /* ops allocated by the engine, live */

@@ -23,6 +23,12 @@
  * A peer silent on every rail is never failed here; a dead peer or a dead
  * last rail is left to the transport's own errors (UCT's endpoint errors,
  * the kernel's TCP keepalive and retransmission give-up).
+ *
+ * What the local NIC says is a network signal and needs no comparison: a
+ * rail whose port or device went down (loom_rail_link_up) while chunks are
+ * in flight is failed at once for every peer that has another rail, where
+ * an RDMA queue pair would otherwise error only after its retries ran out
+ * (seconds), or not at all if the port came back before.
  */
 #include "loom_internal.h"
 
@@ -97,6 +103,48 @@ static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uin
            (idle && loom_rail_watch_answered(peer, rail, now, limit));
 }
 
+/* Another rail to the peer is in use: failing this one is not failing the peer. */
+static bool loom_rail_watch_has_other(const loom_peer_t *peer, int rail)
+{
+    int i;
+
+    for (i = 0; i < peer->engine->rail_count; ++i) {
+        if (i != rail && peer->rails[i].usable) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Rails whose local link went down leave use for every peer that has another. */
+static void loom_rail_watch_links(loom_engine_t *engine, uint64_t now)
+{
+    loom_peer_t *peer;
+    size_t pos;
+    int i;
+
+    if (now < engine->next_link_check) {
+        return;
+    }
+    engine->next_link_check = now + LOOM_LINK_CHECK_NS;
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (loom_rail_link_up(&engine->rails[i])) {
+            continue;
+        }
+        pos = 0;
+        while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
+            if (peer->rails[i].failed || !loom_rail_watch_has_other(peer, i) ||
+                loom_peer_closing(peer)) {
+                continue;
+            }
+            loom_log(engine, LOOM_LOG_ERROR, "rail %s:%s to peer %#llx: the link is down; "
+                     "taking the rail out of use", engine->rails[i].info.tl_name,
+                     engine->rails[i].info.dev_name, (unsigned long long)peer->name);
+            loom_peer_fail_rail(peer, i, UCS_ERR_UNREACHABLE);
+        }
+    }
+}
+
 int loom_rail_watch(loom_engine_t *engine)
 {
     uint64_t now, limit = engine->config.rail_timeout_ms * 1000000ull;
@@ -104,11 +152,12 @@ int loom_rail_watch(loom_engine_t *engine)
     size_t pos = 0;
     int i;
 
-    if (0 == limit || 0 == engine->chunks_inflight || engine->rail_count < 2) {
+    if (0 == engine->chunks_inflight || engine->rail_count < 2) {
         return 0; /* nothing to compare: no clock read on the latency path */
     }
     now = loom_now_ns();
-    if (now < engine->next_watch) {
+    loom_rail_watch_links(engine, now);
+    if (0 == limit || now < engine->next_watch) {
         return 0;
     }
     engine->next_watch = now + limit / 4;
