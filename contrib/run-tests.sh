@@ -24,7 +24,7 @@ say_skips() {
 say_rxe() {
     local log=$1/test/rxe-check.sh.log
     [ -f "$log" ] || return 0
-    grep -E '^(=== loom MPI tests over|Summary:|SKIP:|PASS bench_eager_memory|FAIL|\(took)' "$log" | sed 's/^/    rxe guest: /'
+    grep -E '^(=== loom MPI tests over|Summary:|SKIP:|PASS bench_eager_memory|PASS rxe failover|FAIL|\(took)' "$log" | sed 's/^/    rxe guest: /'
 }
 
 # $1 build directory, $2 make's output: the test lines, and the end of the

@@ -7,12 +7,16 @@
 run=/run/loom
 echo "LOOM-GUEST: kernel $(uname -r), $(nproc) cpus"
 ip link set lo up
-# Rails must be on separate subnets, or the kernel routes all through one device.
-ip link add veth0 type veth peer name veth1
-ip addr add 10.88.1.1/24 dev veth0
-ip addr add 10.88.2.1/24 dev veth1
-ip link set veth0 up
-ip link set veth1 up
+# Rails must be on separate subnets, or the kernel routes all through one
+# device.  Each rail's device is one end of a veth pair of its own, so that a
+# test can take one rail's port down (ip link set veth0 down) and leave the
+# other's up; the guest's processes reach each other through one device.
+for i in 0 1; do
+    ip link add veth$i type veth peer name veth${i}p
+    ip addr add 10.88.$((i + 1)).1/24 dev veth$i
+    ip link set veth${i}p up
+    ip link set veth$i up
+done
 if ! modprobe rdma_rxe; then
     echo "LOOM-GUEST: modprobe rdma_rxe failed"
     echo 1 >"$run/rc"

@@ -7,8 +7,10 @@
  * completed messages (the stall), the chunks re-driven after a failure
  * (btl_loom_rail<N>_failovers, rank 1's own, where the gets run), the
  * messages sent again and the rails that came back (btl_loom_rail<N>_resent
- * and _rejoins, both ranks), and the bytes each rail brought in during the
- * last 2 s of the stream.
+ * and _rejoins, both ranks), the bytes each rail brought in during the
+ * last 2 s of the stream, and the messages both ranks wrote into eager
+ * rings in those 2 s (btl_loom_eager_ring_sent: rings that came back with
+ * their rail carry messages again).
  *
  * With -m the sizes cycle from 1 B to the -s size (eager messages, single
  * RDMA transfers, striped ones), so that a failure hits every path.
@@ -19,7 +21,7 @@
  *               "sample <t> <bytes rail0> <bytes rail1> ...",
  *               "stall <seconds>", "failovers <count>", "messages <n>",
  *               "resent <count>", "rejoins <count>",
- *               "late <bytes rail0> <bytes rail1> ...",
+ *               "late <bytes rail0> <bytes rail1> ...", "late_ring <messages>",
  *               "rails_out <rails out of use for some peer>".
  */
 
@@ -37,7 +39,8 @@ int main(int argc, char **argv)
     size_t size = 4 * MIB;
     unsigned long long bytes[LOOM_TEST_MAX_RAILS], before[LOOM_TEST_MAX_RAILS], total = 0;
     unsigned long long resent_before[LOOM_TEST_MAX_RAILS], rejoins_before[LOOM_TEST_MAX_RAILS];
-    unsigned long long late_from[LOOM_TEST_MAX_RAILS] = {0}, mine[2], both[2];
+    unsigned long long late_from[LOOM_TEST_MAX_RAILS] = {0}, mine[3], both[3];
+    unsigned long long ring_from = 0;
     int late_taken = 0;
     int rank, nprocs, rails, opt, go = 1, mixed = 0;
     unsigned char *buf;
@@ -83,6 +86,10 @@ int main(int argc, char **argv)
             }
             LOOM_CHECK_MPI(MPI_Send(buf, (int) len, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
             LOOM_CHECK_MPI(MPI_Recv(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            if (2 == go && !late_taken) { /* rank 1's last 2 s began */
+                ring_from  = loom_pvar_counter("btl_loom_eager_ring_sent");
+                late_taken = 1;
+            }
         } else {
             double now;
 
@@ -105,16 +112,18 @@ int main(int argc, char **argv)
             }
             if (!late_taken && now - start >= seconds - 2) {
                 loom_pvar_read_rails("bytes_received", late_from);
+                ring_from  = loom_pvar_counter("btl_loom_eager_ring_sent");
                 late_taken = 1;
             }
-            go = (now - start < seconds);
+            go = (now - start < seconds) ? 1 + late_taken : 0;
             LOOM_CHECK_MPI(MPI_Send(&go, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
         }
         n++;
     }
     mine[0] = loom_pvar_rails_total("resent", resent_before);
     mine[1] = loom_pvar_rails_total("rejoins", rejoins_before);
-    LOOM_CHECK_MPI(MPI_Reduce(mine, both, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 1,
+    mine[2] = late_taken ? loom_pvar_counter("btl_loom_eager_ring_sent") - ring_from : 0;
+    LOOM_CHECK_MPI(MPI_Reduce(mine, both, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 1,
                               MPI_COMM_WORLD));
     if (1 == rank) {
         unsigned long long failed[LOOM_TEST_MAX_RAILS];
@@ -125,7 +134,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < rails; r++) {
             printf(" %llu", late_taken ? bytes[r] - late_from[r] : 0ull);
         }
-        printf("\nresent %llu\nrejoins %llu\n", both[0], both[1]);
+        printf("\nlate_ring %llu\nresent %llu\nrejoins %llu\n", both[2], both[0], both[1]);
 
         total = loom_pvar_rails_total("failovers", before);
         loom_pvar_read_rails("failed_peers", failed); /* a level: read as it is */
