@@ -164,8 +164,10 @@ int mca_btl_loom_params_register(void)
                          OPAL_INFO_LVL_5, &c->msg_window);
     c->rail_rejoin = 2000;
     mca_btl_loom_reg_int("rail_rejoin", "Milliseconds between attempts to bring a failed "
-                         "rail back into use for a peer, on a fresh connection (rails that "
-                         "connect to interfaces, such as tcp) (0: never; else 10-600000)",
+                         "rail back into use for a peer, on a fresh connection: probed (rails "
+                         "that connect to interfaces, such as tcp) or with a fresh endpoint's "
+                         "address announced (rails that connect endpoint to endpoint, such as "
+                         "rc_verbs) (0: never; else 10-600000)",
                          OPAL_INFO_LVL_5, &c->rail_rejoin);
 
     c->free_list_num = 8;
