@@ -140,8 +140,9 @@ int mca_btl_loom_params_register(void)
                          "flight to a peer without any landing, while other rails to it do, "
                          "before loom takes it out of use for that peer and re-drives its "
                          "chunks on the other rails; a peer silent on every rail (busy, or "
-                         "not calling MPI) is never failed for it (0: only when the "
-                         "transport reports the failure; else 10-600000)",
+                         "not calling MPI) is never failed for it; a rail whose port or "
+                         "device is down leaves use at once (0: only when the transport "
+                         "reports the failure; else 10-600000)",
                          OPAL_INFO_LVL_4, &c->rail_timeout);
     c->am_rail = -1;
     mca_btl_loom_reg_int("am_rail", "Rail that carries messages (and small transfers) to "

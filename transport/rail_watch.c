@@ -26,7 +26,8 @@
  *
  * What the local NIC says is a network signal and needs no comparison: a
  * rail whose port or device went down (loom_rail_link_up) while chunks are
- * in flight is failed at once for every peer that has another rail, where
+ * in flight is failed at once for every peer that has another rail (unless
+ * rail_timeout_ms is 0: then only the transport's own errors count), where
  * an RDMA queue pair would otherwise error only after its retries ran out
  * (seconds), or not at all if the port came back before.
  */
@@ -103,20 +104,9 @@ static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uin
            (idle && loom_rail_watch_answered(peer, rail, now, limit));
 }
 
-/* Another rail to the peer is in use: failing this one is not failing the peer. */
-static bool loom_rail_watch_has_other(const loom_peer_t *peer, int rail)
-{
-    int i;
-
-    for (i = 0; i < peer->engine->rail_count; ++i) {
-        if (i != rail && peer->rails[i].usable) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Rails whose local link went down leave use for every peer that has another. */
+/* Rails whose local link went down leave use for every peer that has
+ * another; a rail not in use for a peer (failed, or never connected to it)
+ * is left alone. */
 static void loom_rail_watch_links(loom_engine_t *engine, uint64_t now)
 {
     loom_peer_t *peer;
@@ -133,7 +123,7 @@ static void loom_rail_watch_links(loom_engine_t *engine, uint64_t now)
         }
         pos = 0;
         while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
-            if (peer->rails[i].failed || !loom_rail_watch_has_other(peer, i) ||
+            if (!peer->rails[i].usable || loom_peer_other_rail(peer, i) < 0 ||
                 loom_peer_closing(peer)) {
                 continue;
             }
@@ -152,12 +142,12 @@ int loom_rail_watch(loom_engine_t *engine)
     size_t pos = 0;
     int i;
 
-    if (0 == engine->chunks_inflight || engine->rail_count < 2) {
+    if (0 == limit || 0 == engine->chunks_inflight || engine->rail_count < 2) {
         return 0; /* nothing to compare: no clock read on the latency path */
     }
     now = loom_now_ns();
     loom_rail_watch_links(engine, now);
-    if (0 == limit || now < engine->next_watch) {
+    if (now < engine->next_watch) {
         return 0;
     }
     engine->next_watch = now + limit / 4;

@@ -114,6 +114,9 @@ static int loom_rejoin_ep_answer_ready(loom_peer_t *peer, int index)
     if (peer->fail_pending & (1u << index)) {
         return LOOM_ERR_AGAIN;
     }
+    if (!loom_rail_link_up(&peer->engine->rails[index])) {
+        return LOOM_ERR_UNREACH; /* our port is down: the announcer tries again */
+    }
     if (!(prail->fresh_ep && prail->rail_epoch == prail->probe_epoch) &&
         !loom_rejoin_ep_fresh(peer, index, prail->probe_epoch)) {
         return LOOM_ERR_NOMEM;
@@ -150,7 +153,8 @@ void loom_rejoin_ep_step(loom_peer_t *peer, int index)
         }
         break;
     case LOOM_PROBE_CONFIRM: /* connected to the answer: said on the rail, used */
-        rc = loom_rejoin_ep_send(peer, index, prail->ep);
+        rc = loom_rail_link_up(&peer->engine->rails[index])
+                 ? loom_rejoin_ep_send(peer, index, prail->ep) : LOOM_ERR_UNREACH;
         if (LOOM_OK == rc) {
             prail->told_connected = true;
             loom_rejoin_use(peer, index);
@@ -220,6 +224,12 @@ bool loom_rejoin_ep_recv(loom_peer_t *peer, int index, uint32_t rail_epoch, bool
         if (connected) {
             loom_rejoin_ep_refuse(peer, index, rail_epoch, "it answers an announcement "
                                   "that was not ours");
+            return true;
+        }
+        if (!prail->failed && loom_peer_other_rail(peer, index) < 0) {
+            /* failing our last rail would fail the peer: the announcer
+             * tries again, and is answered once another rail is back */
+            loom_rejoin_ep_refuse(peer, index, rail_epoch, "it is the last rail in use");
             return true;
         }
         if (!prail->failed) { /* the peer lost the rail: so do we */
