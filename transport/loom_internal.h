@@ -161,6 +161,8 @@ typedef struct loom_peer_rail {
     uint8_t *rejoin_addr;     /* connect-to-ep, failed: the device and endpoint
                                  address the peer announced (rejoin_ep.c) */
     size_t   rejoin_addr_len;
+    bool     boot_renew;      /* connect-to-ep, failed: our answer was never
+                                 confirmed: the next goes on a fresh wireup ep */
     uint64_t connect_sent;    /* connect-to-ep: when our last CONNECT went */
     unsigned connect_tries;   /* CONNECTs sent again (connect_retry.c) */
 } loom_peer_rail_t;

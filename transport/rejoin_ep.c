@@ -148,6 +148,11 @@ void loom_rejoin_ep_step(loom_peer_t *peer, int index)
         break;
     case LOOM_PROBE_ANSWER: /* connected to the announced one, and saying so */
         rc = loom_rejoin_ep_answer_ready(peer, index);
+        if (LOOM_OK == rc && prail->boot_renew) {
+            /* our wireup endpoint may have died with the port, silently (ud) */
+            loom_peer_boot_ep_renew(peer, index);
+            prail->boot_renew = false;
+        }
         if (LOOM_OK == rc) {
             rc = loom_rejoin_ep_send(peer, index, loom_rejoin_ep_wireup(peer, index));
         }
@@ -185,6 +190,10 @@ static void loom_rejoin_ep_take(loom_peer_t *peer, int index, uint32_t rail_epoc
         return; /* the announcer tries again */
     }
     memcpy(copy, addr, addr_len);
+    /* a later announcement while we are connected to an earlier one: our
+     * answer to that was lost (renewed from progress, not in this callback) */
+    prail->boot_renew = prail->fresh_ep && prail->local_connected &&
+                        loom_seq_after(rail_epoch, prail->rail_epoch);
     loom_rejoin_forget_addr(prail);
     prail->rejoin_addr     = copy;
     prail->rejoin_addr_len = addr_len;
