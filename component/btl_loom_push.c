@@ -57,6 +57,11 @@ static const mca_btl_loom_stat_desc_t mca_btl_loom_push_pvars[] = {
      "requester gone)", MCA_BTL_LOOM_PUSH_STAT(cancelled), MCA_BASE_PVAR_CLASS_COUNTER},
     {"push_refused", "Push requests refused here (keys, ranges, bounds)",
      MCA_BTL_LOOM_PUSH_STAT(refused), MCA_BASE_PVAR_CLASS_COUNTER},
+    {"push_multi_requested", "Multicast push requests this process sent (one names "
+     "several destinations)", MCA_BTL_LOOM_PUSH_STAT(multi_requested),
+     MCA_BASE_PVAR_CLASS_COUNTER},
+    {"push_multi_served", "Destinations of multicast push requests this process served "
+     "as the owner", MCA_BTL_LOOM_PUSH_STAT(multi_served), MCA_BASE_PVAR_CLASS_COUNTER},
     {"push_notices_sent", "Processes told of pushes this process ended",
      MCA_BTL_LOOM_PUSH_STAT(notices_sent), MCA_BASE_PVAR_CLASS_COUNTER},
     {"push_notices_received", "Notices of pushes that reached this process",

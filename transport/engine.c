@@ -52,6 +52,11 @@ static void loom_engine_msg_recv(loom_peer_t *peer, int rail, const void *data, 
         loom_counter_recv(peer, rail, data, length);
     } else if (LOOM_WIRE_PUSH_NOTICE == kind && sizeof(loom_wire_push_notice_t) == length) {
         loom_push_notice_recv(peer->engine, rail, peer->name, data);
+    } else if (LOOM_WIRE_PUSH_MULTI == kind && sizeof(loom_wire_push_multi_t) <= length) {
+        loom_push_multi_recv(peer, rail, data, length);
+    } else if (LOOM_WIRE_PUSH_MULTI_DONE == kind &&
+               sizeof(loom_wire_push_multi_done_t) == length) {
+        loom_push_multi_done_recv(peer, rail, data);
     } else {
         ++peer->engine->rails[rail].stats.refused;
         loom_log(peer->engine, LOOM_LOG_WARN, "an engine message of kind %u and %zu bytes "

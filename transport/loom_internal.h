@@ -726,6 +726,14 @@ int  loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *
  * registered as waiting for its answer. */
 int  loom_push_req_build(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args);
 
+/* push.c */
+void loom_push_issue_local(loom_engine_t *engine, loom_peer_t *dest, loom_op_t *op);
+
+/* push_multi.c: engine messages of kind PUSH_MULTI (at least its header)
+ * and PUSH_MULTI_DONE (its exact size) */
+void loom_push_multi_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
+void loom_push_multi_done_recv(loom_peer_t *peer, int rail, const void *data);
+
 /* stripe.c */
 bool loom_stripe_wanted(loom_peer_t *peer, size_t length);
 void loom_stripes_drop_region(loom_region_t *region);

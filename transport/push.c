@@ -58,8 +58,6 @@ int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args
     if (LOOM_OK != rc) {
         return rc;
     }
-    /* our own memory: the request waits for its answer with the
-     * destination's operations (a destination that fails fails it) */
     local = args->owner == engine->config.name;
     peer  = loom_peer_lookup(engine, local ? args->dest : args->owner);
     if (NULL == peer) {
@@ -74,16 +72,23 @@ int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args
     }
     ++engine->push.stats.requested;
     if (local) {
-        /* served (or kept waiting) here as a peer's request would be */
-        loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
-        op->rail = -1;
-        ++peer->push_reqs;
-        loom_push_accept(engine, -1, op->msg, op->msg_len);
+        loom_push_issue_local(engine, peer, op);
         return LOOM_INPROGRESS;
     }
     loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
     op->rail = peer->am_rail;
     return loom_op_submit(peer, op, loom_rdma_advance, loom_rdma_complete);
+}
+
+/* A push of our own memory, built in op: served (or kept waiting) here as a
+ * peer's request would be, waiting for its answer with the destination's
+ * operations (a destination that fails fails it). */
+void loom_push_issue_local(loom_engine_t *engine, loom_peer_t *dest, loom_op_t *op)
+{
+    loom_op_start(dest, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
+    op->rail = -1;
+    ++dest->push_reqs;
+    loom_push_accept(engine, -1, op->msg, op->msg_len);
 }
 
 uint64_t loom_push_request_id(const loom_op_t *op)

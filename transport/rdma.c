@@ -59,6 +59,7 @@ int loom_push_req_build(loom_engine_t *engine, loom_op_t *op, const loom_push_ar
     loom_wire_hdr_fill(&req->hdr, LOOM_WIRE_PUSH_REQ, 0,
                        sizeof(*req) + list_len + args->dst_key_size);
     op->id              = engine->next_request_id++;
+    op->multi_peer      = 0; /* a push of its own, answered by PUSH_DONE */
     req->request_id     = loom_le64(op->id);
     req->requester      = loom_le64(engine->config.name);
     req->dest_proc      = loom_le64(args->dest);

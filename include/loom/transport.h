@@ -217,6 +217,9 @@ struct loom_op {
     int            status;
     uct_completion_t comp;
     uint64_t       id;
+    uint64_t       multi_peer; /* multicast push: at the requester, the owner
+                                  that answers; at the owner, the requester */
+    uint64_t       multi_id;   /* multicast push, at the owner: the requester's id */
     uint64_t       notify;     /* serve: name of the process to notify;
                                   push request: its destination */
     void          *local;
@@ -475,6 +478,47 @@ struct loom_push_notice {
 int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args);
 /* The id notices of op's push name (set by loom_push). */
 uint64_t loom_push_request_id(const loom_op_t *op);
+
+/*
+ * A multicast push: one region of the owner's memory pushed to several
+ * destinations, each with its own key, in one request to the owner (an
+ * engine message: delivered once, in order, across rail failures; several
+ * when the destinations' keys do not fit in one).  The owner serves each
+ * destination as its own push (striped, failed over, checked like any), and
+ * answers each: dests[i].op completes when destination i has the data, or
+ * with why it has not; one destination refused or gone leaves the others
+ * alone.  The owner may be this process (no request travels).  A
+ * destination with notify set gets a notice (push_notice_cb) naming the
+ * owner as its requester, adding one to its counter if that is not 0.
+ * With cond_counter other than 0 each destination's push waits at the
+ * owner until the owner's counter of that id reached cond_threshold.
+ */
+#define LOOM_PUSH_DESTS_MAX 64
+typedef struct loom_push_dest {
+    uint64_t    proc;           /* a process connected to the owner */
+    uint64_t    dst_addr;
+    const void *dst_key;        /* proc's packed key, giving remote write */
+    size_t      dst_key_size;
+    bool        notify;         /* proc gets a notice when its data landed */
+    uint64_t    counter;        /* with notify: proc's counter to add one to */
+    loom_op_t  *op;             /* completes for this destination alone */
+} loom_push_dest_t;
+
+typedef struct loom_push_multi_args {
+    uint64_t    owner;
+    uint64_t    src_addr;
+    const void *src_key;        /* the owner's packed key */
+    size_t      src_key_size;
+    size_t      length;
+    uint64_t    cond_counter;   /* 0: push at once */
+    uint64_t    cond_threshold;
+    const loom_push_dest_t *dests;
+    unsigned    dest_count;     /* 1 to LOOM_PUSH_DESTS_MAX */
+} loom_push_multi_args_t;
+
+/* LOOM_INPROGRESS (every destination's op gets its callback) or an error
+ * (none does). */
+int loom_push_multi(loom_engine_t *engine, const loom_push_multi_args_t *args);
 int loom_counter_add(loom_engine_t *engine, uint64_t counter, uint64_t amount);
 /* Adds at the peer, once, in order with this process's messages to it. */
 int loom_counter_add_remote(loom_peer_t *peer, uint64_t counter, uint64_t amount);
@@ -490,6 +534,8 @@ typedef struct loom_push_stats {
     unsigned long fired;       /* waiting pushes whose counter reached the threshold */
     unsigned long cancelled;   /* waiting pushes cancelled by a release or a peer gone */
     unsigned long refused;     /* push requests refused here (checks, bounds) */
+    unsigned long multi_requested; /* multicast requests this process sent */
+    unsigned long multi_served; /* destinations of peers' multicast requests served here */
     unsigned long notices_sent;
     unsigned long notices_received;
     unsigned long counter_adds; /* additions to this process's counters */

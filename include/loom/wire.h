@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 8
+#define LOOM_WIRE_VERSION 9
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -427,6 +427,8 @@ enum loom_wire_engine_msg {
     LOOM_WIRE_ATOMIC_REPLY = 2,
     LOOM_WIRE_COUNTER_ADD  = 3,
     LOOM_WIRE_PUSH_NOTICE  = 4,
+    LOOM_WIRE_PUSH_MULTI   = 5,
+    LOOM_WIRE_PUSH_MULTI_DONE = 6,
 };
 
 /* A push ended: told to a process of its request's notices, by the owner
@@ -451,6 +453,50 @@ typedef struct loom_wire_counter_add {
     uint64_t counter;
     uint64_t amount;
 } loom_wire_counter_add_t;
+
+/*
+ * A multicast push request (transport.h, loom_push_multi): the owner's
+ * region [src_addr, src_addr + length) pushed to dest_count destinations.
+ * dest_count loom_wire_push_dest_t follow, each followed by its
+ * destination's key of key_len bytes (as long as every key of the job).
+ * The owner answers each destination with a PUSH_MULTI_DONE naming its
+ * request_id; a destination that does not fit the message's length is
+ * not read, and the request is refused whole.
+ */
+typedef struct loom_wire_push_multi {
+    uint8_t  kind;          /* LOOM_WIRE_PUSH_MULTI */
+    uint8_t  dest_count;    /* 1 to LOOM_WIRE_PUSH_DESTS_MAX */
+    uint16_t reserved;
+    uint32_t src_epoch;     /* the owner's key: its incarnation ... */
+    uint64_t src_region_id; /* ... and region */
+    uint64_t src_addr;
+    uint64_t length;
+    uint64_t cond_counter;  /* 0: each served at once */
+    uint64_t cond_threshold;
+} loom_wire_push_multi_t;
+
+#define LOOM_WIRE_PUSH_DESTS_MAX 64
+
+#define LOOM_WIRE_PUSH_DEST_NOTIFY 0x1 /* the destination gets a notice */
+
+typedef struct loom_wire_push_dest {
+    uint64_t proc;
+    uint64_t dst_addr;
+    uint64_t request_id;    /* the requester's, echoed in PUSH_MULTI_DONE */
+    uint64_t counter;       /* with NOTIFY: the destination's counter, or 0 */
+    uint16_t key_len;
+    uint8_t  flags;         /* LOOM_WIRE_PUSH_DEST_* */
+    uint8_t  reserved[5];
+} loom_wire_push_dest_t;
+
+/* The owner's answer for one destination of a multicast push request. */
+typedef struct loom_wire_push_multi_done {
+    uint8_t  kind;          /* LOOM_WIRE_PUSH_MULTI_DONE */
+    uint8_t  reserved[3];
+    uint32_t status;        /* enum loom_wire_status */
+    uint64_t request_id;
+    uint64_t length;        /* bytes placed */
+} loom_wire_push_multi_done_t;
 
 /*
  * An atomic operation on a 4- or 8-byte integer of the target's region

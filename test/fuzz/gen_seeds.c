@@ -72,6 +72,61 @@ static void seed_send(void)
     seed_write("send-new-conn", FUZZ_AM_SEND, 0, msg, length);
 }
 
+/* Engine messages (a SEND of loom's own tag, next in order): a multicast
+ * push request naming two destinations with their keys, the same cut
+ * short, and an answer to one. */
+static void seed_engine(void)
+{
+    uint8_t msg[SEED_MAX] = {0};
+    loom_wire_send_t send;
+    loom_wire_push_multi_t req;
+    loom_wire_push_dest_t dest;
+    loom_wire_push_multi_done_t done;
+    size_t length = sizeof(send), i;
+
+    memset(&send, 0, sizeof(send));
+    send.hdr.tag = LOOM_WIRE_TAG_ENGINE;
+    send.sender  = loom_le64(FUZZ_PEER_NAME);
+    send.conn    = loom_le32(1);
+    memset(&req, 0, sizeof(req));
+    req.kind       = LOOM_WIRE_PUSH_MULTI;
+    req.dest_count = 2;
+    req.src_addr   = loom_le64(64);
+    req.length     = loom_le64(256);
+    memcpy(msg + length, &req, sizeof(req));
+    length += sizeof(req);
+    for (i = 0; i < 2; ++i) {
+        memset(&dest, 0, sizeof(dest));
+        dest.proc       = loom_le64(FUZZ_PEER_NAME);
+        dest.dst_addr   = loom_le64(128 + 512 * i);
+        dest.request_id = loom_le64(1 + i);
+        dest.counter    = loom_le64(7);
+        dest.flags      = LOOM_WIRE_PUSH_DEST_NOTIFY;
+        dest.key_len    = loom_le16(SEED_KEY_ROOM);
+        memcpy(msg + length, &dest, sizeof(dest));
+        length += sizeof(dest) + SEED_KEY_ROOM;
+    }
+    seed_hdr(&send.hdr, LOOM_WIRE_SEND, length);
+    send.hdr.tag = LOOM_WIRE_TAG_ENGINE;
+    memcpy(msg, &send, sizeof(send));
+    seed_write("engine-push-multi", FUZZ_AM_SEND, FUZZ_FIX_SEQ, msg, length);
+    seed_hdr(&send.hdr, LOOM_WIRE_SEND, length - SEED_KEY_ROOM / 2);
+    send.hdr.tag = LOOM_WIRE_TAG_ENGINE;
+    memcpy(msg, &send, sizeof(send));
+    seed_write("engine-push-multi-cut", FUZZ_AM_SEND, FUZZ_FIX_SEQ, msg,
+               length - SEED_KEY_ROOM / 2);
+    memset(&done, 0, sizeof(done));
+    done.kind       = LOOM_WIRE_PUSH_MULTI_DONE;
+    done.request_id = loom_le64(1);
+    done.length     = loom_le64(256);
+    length = sizeof(send) + sizeof(done);
+    seed_hdr(&send.hdr, LOOM_WIRE_SEND, length);
+    send.hdr.tag = LOOM_WIRE_TAG_ENGINE;
+    memcpy(msg, &send, sizeof(send));
+    memcpy(msg + sizeof(send), &done, sizeof(done));
+    seed_write("engine-push-multi-done", FUZZ_AM_SEND, FUZZ_FIX_SEQ, msg, length);
+}
+
 static void seed_push(void)
 {
     uint8_t msg[SEED_MAX] = {0};
@@ -340,6 +395,7 @@ int main(int argc, char **argv)
     }
     seed_dir = argv[1];
     seed_send();
+    seed_engine();
     seed_push();
     seed_connect();
     seed_eager();

@@ -9,136 +9,19 @@
  * three destinations of which one dies on the way.
  */
 #include "loom/wire.h"
-#include "unit_group.h"
+#include "push_state.h"
 
 #include <stddef.h>
-
 #include <stdlib.h>
 #include <string.h>
 
-#define RANK_A 0
-#define RANK_B 1
-#define RANK_C 2
-#define RANK_D 3
-#define GROUP_SIZE 4
-#define BUF_LEN ((size_t)16 * 1024 * 1024 + 8192)
-#define GUARD_SEED 0x6a7dull
 #define WAITING_MAX 6
-
-typedef struct notices {
-    loom_push_notice_t got[64];
-    unsigned           count;
-} notices_t;
-
-static notices_t notices;
-
-static void notice_cb(void *cb_ctx, const loom_push_notice_t *notice)
-{
-    (void)cb_ctx;
-    CHECK(notices.count < sizeof(notices.got) / sizeof(notices.got[0]));
-    notices.got[notices.count++] = *notice;
-}
 
 static void configure(loom_engine_config_t *config, bool is_parent)
 {
     (void)is_parent;
-    config->push_notice_cb   = notice_cb;
+    config->push_notice_cb   = push_notice_cb;
     config->push_waiting_max = WAITING_MAX;
-}
-
-typedef struct state {
-    unit_group_t  *group;
-    uint8_t       *buf;      /* every rank: a source and a destination */
-    uint8_t       *ref;      /* what buf holds */
-    loom_region_t *region;   /* buf, all access */
-    unit_remote_t  remote[GROUP_SIZE];
-    uint8_t       *ro_buf;   /* B: readable by B only (no remote read) */
-    loom_region_t *ro_region;
-    unit_remote_t  ro_remote;
-    uint8_t       *wo_buf;   /* C: not remotely writable */
-    loom_region_t *wo_region;
-    unit_remote_t  wo_remote;
-} state_t;
-
-/* One push as every rank sees it. */
-typedef struct push_case {
-    const char *what;
-    int         owner;
-    int         dest;
-    size_t      src_off;
-    size_t      dst_off;
-    size_t      length;
-    unsigned    notify;      /* ranks told: bit per rank */
-    uint64_t    counter;     /* counter of the told ranks, 0 none */
-    int         expect;      /* the requester's status */
-} push_case_t;
-
-static void state_init(state_t *st, unit_group_t *group)
-{
-    loom_engine_t *engine = group->ctx.engine;
-    int r;
-
-    memset(st, 0, sizeof(*st));
-    st->group = group;
-    st->buf   = unit_alloc(BUF_LEN);
-    st->ref   = unit_alloc(BUF_LEN);
-    unit_fill(st->buf, BUF_LEN, GUARD_SEED + (uint64_t)group->rank);
-    memcpy(st->ref, st->buf, BUF_LEN);
-    CHECK_RC(loom_mem_register(engine, st->buf, BUF_LEN, &st->region), LOOM_OK);
-    for (r = 0; r < group->size; ++r) {
-        unit_group_bcast_region(group, r, st->region, st->buf, BUF_LEN, &st->remote[r]);
-    }
-    st->ro_buf = unit_alloc(4096);
-    st->wo_buf = unit_alloc(4096);
-    if (RANK_B == group->rank) {
-        CHECK_RC(loom_mem_register_access(engine, st->ro_buf, 4096, LOOM_ACCESS_LOCAL_WRITE |
-                                          LOOM_ACCESS_REMOTE_WRITE, &st->ro_region), LOOM_OK);
-    }
-    if (RANK_C == group->rank) {
-        CHECK_RC(loom_mem_register_access(engine, st->wo_buf, 4096, LOOM_ACCESS_LOCAL_WRITE |
-                                          LOOM_ACCESS_REMOTE_READ, &st->wo_region), LOOM_OK);
-    }
-    unit_group_bcast_region(group, RANK_B, st->ro_region, st->ro_buf, 4096, &st->ro_remote);
-    unit_group_bcast_region(group, RANK_C, st->wo_region, st->wo_buf, 4096, &st->wo_remote);
-}
-
-static void state_fini(state_t *st)
-{
-    loom_mem_deregister(st->region);
-    if (NULL != st->ro_region) {
-        loom_mem_deregister(st->ro_region);
-    }
-    if (NULL != st->wo_region) {
-        loom_mem_deregister(st->wo_region);
-    }
-    free(st->buf);
-    free(st->ref);
-    free(st->ro_buf);
-    free(st->wo_buf);
-}
-
-static void args_fill(const state_t *st, const push_case_t *pc, loom_push_args_t *args,
-                      loom_push_notice_to_t *to)
-{
-    int r;
-
-    memset(args, 0, sizeof(*args));
-    args->owner        = unit_group_name(pc->owner);
-    args->src_addr     = st->remote[pc->owner].base + pc->src_off;
-    args->src_key      = st->remote[pc->owner].key;
-    args->src_key_size = st->remote[pc->owner].key_size;
-    args->dest         = unit_group_name(pc->dest);
-    args->dst_addr     = st->remote[pc->dest].base + pc->dst_off;
-    args->dst_key      = st->remote[pc->dest].key;
-    args->dst_key_size = st->remote[pc->dest].key_size;
-    args->length       = pc->length;
-    args->notices      = to;
-    for (r = 0; r < GROUP_SIZE; ++r) {
-        if (pc->notify & (1u << r)) {
-            to[args->notice_count].proc      = unit_group_name(r);
-            to[args->notice_count++].counter = pc->counter;
-        }
-    }
 }
 
 /* A notice for this rank, of the request, as expected. */
@@ -156,16 +39,6 @@ static void expect_notice(unit_group_t *group, unsigned before, uint64_t request
     CHECK_UEQ(n->counter, pc->counter);
     CHECK_RC(n->status, status);
     CHECK_UEQ(n->length, (LOOM_OK == status) ? pc->length : 0);
-}
-
-/* The destination holds the source's bytes in the range, and nothing else
- * changed; or (refused) nothing changed at all. */
-static void check_dest(state_t *st, const push_case_t *pc, bool landed, uint64_t seed)
-{
-    if (landed) {
-        unit_fill(st->ref + pc->dst_off, pc->length, seed);
-    }
-    CHECK_MEM(st->buf, st->ref, BUF_LEN, pc->what);
 }
 
 /* Runs one push at every rank: A asks; the owner, destination and the told
@@ -252,14 +125,6 @@ static void third_party_sizes(state_t *st)
     pc.dest   = RANK_A;
     pc.notify = (1u << RANK_A) | (1u << RANK_B);
     run_case(st, &pc, 0x2001);
-}
-
-/* The key with another region id: refused where it is checked. */
-static void forge_region_id(unit_remote_t *remote)
-{
-    uint64_t bogus = loom_le64(0x7777777);
-
-    memcpy(remote->key + offsetof(loom_wire_key_t, region_id), &bogus, sizeof(bogus));
 }
 
 /* One refused push with a key of role replaced by key, put back after. */
