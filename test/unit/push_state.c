@@ -97,3 +97,13 @@ void forge_region_id(unit_remote_t *remote)
 
     memcpy(remote->key + offsetof(loom_wire_key_t, region_id), &bogus, sizeof(bogus));
 }
+
+void push_state_two_rails(loom_engine_config_t *config)
+{
+    config->rails            = "tcp:lo,tcp:lo";
+    config->max_rails        = 2;
+    config->rails_repeat     = true;
+    config->stripe_threshold = 262144; /* btl loom's defaults */
+    config->stripe_chunk     = 131072;
+    config->stripe_depth     = 4;
+}

@@ -64,5 +64,7 @@ void args_fill(const state_t *st, const push_case_t *pc, loom_push_args_t *args,
 void check_dest(state_t *st, const push_case_t *pc, bool landed, uint64_t seed);
 /* The key with another region id: refused where it is checked. */
 void forge_region_id(unit_remote_t *remote);
+/* Two rails on lo, striped as btl loom stripes by default. */
+void push_state_two_rails(loom_engine_config_t *config);
 
 #endif

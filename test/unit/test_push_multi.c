@@ -333,12 +333,7 @@ static void body(unit_group_t *group)
 static void configure_two_rails(loom_engine_config_t *config, bool is_parent)
 {
     configure(config, is_parent);
-    config->rails            = "tcp:lo,tcp:lo";
-    config->max_rails        = 2;
-    config->rails_repeat     = true;
-    config->stripe_threshold = 262144; /* btl loom's defaults */
-    config->stripe_chunk     = 131072;
-    config->stripe_depth     = 4;
+    push_state_two_rails(config);
 }
 
 static void body_two_rails(unit_group_t *group)

@@ -158,23 +158,36 @@ static void both_at_once(unit_ctx_t *ctx)
     check_rail0_works(ctx, 1);
 }
 
-/* The child drops the first announcement (a CONNECT of a later connection,
- * not connected) that reaches it on rail 0's wireup interface. */
-static unsigned announcements_dropped;
+/* The CONNECTs of a later connection that reach rail 0's wireup interface
+ * and say connected as drop_connected does (answers) or not
+ * (announcements) are dropped: the first only, or all with drop_all. */
+static bool drop_connected, drop_all;
+static unsigned connects_dropped;
 
-static ucs_status_t drop_announcement(void *arg, void *data, size_t length, unsigned flags)
+static ucs_status_t drop_connects(void *arg, void *data, size_t length, unsigned flags)
 {
     loom_rail_t *rail = arg;
     loom_wire_connect_t conn;
 
     memcpy(&conn, data, sizeof(conn));
-    if (0 == loom_from_le32(conn.rail_epoch) || conn.connected) {
+    if (0 == loom_from_le32(conn.rail_epoch) || drop_connected != !!conn.connected) {
         return loom_connect_recv(arg, data, length, flags);
     }
-    ++announcements_dropped;
-    CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
-                                             loom_connect_recv, rail, 0));
+    ++connects_dropped;
+    if (!drop_all) {
+        CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
+                                                 loom_connect_recv, rail, 0));
+    }
     return UCS_OK;
+}
+
+static void drop_connects_set(loom_rail_t *rail, bool connected, bool all)
+{
+    drop_connected   = connected;
+    drop_all         = all;
+    connects_dropped = 0;
+    CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
+                                             drop_connects, rail, 0));
 }
 
 static void lost_announcement(unit_ctx_t *ctx)
@@ -185,9 +198,7 @@ static void lost_announcement(unit_ctx_t *ctx)
     ctx->log_quiet = true;
     exchange(ctx, 0);
     if (!ctx->is_parent) {
-        announcements_dropped = 0;
-        CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
-                                                 drop_announcement, rail, 0));
+        drop_connects_set(rail, false, false); /* the child loses the first announcement */
         /* only the parent announces */
         ctx->engine->config.rail_rejoin_ms = 1000000;
     }
@@ -197,7 +208,7 @@ static void lost_announcement(unit_ctx_t *ctx)
     }
     wait_back(ctx);
     if (!ctx->is_parent) {
-        CHECK_UEQ(announcements_dropped, 1);
+        CHECK_UEQ(connects_dropped, 1);
     }
     /* the lost one, and the one that brought it back */
     tries = rail->stats.rejoin_tries;
@@ -205,25 +216,6 @@ static void lost_announcement(unit_ctx_t *ctx)
     tries += unit_recv_u64(ctx);
     CHECK_MSG(tries >= 2, "the rail came back on the lost announcement (%lu sent)", tries);
     check_rail0_works(ctx, 1);
-}
-
-/* The parent drops the first answer (a CONNECT of a later connection,
- * saying connected) that reaches its rail 0 wireup interface. */
-static unsigned answers_dropped;
-
-static ucs_status_t drop_answer(void *arg, void *data, size_t length, unsigned flags)
-{
-    loom_rail_t *rail = arg;
-    loom_wire_connect_t conn;
-
-    memcpy(&conn, data, sizeof(conn));
-    if (0 == loom_from_le32(conn.rail_epoch) || !conn.connected) {
-        return loom_connect_recv(arg, data, length, flags);
-    }
-    ++answers_dropped;
-    CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
-                                             loom_connect_recv, rail, 0));
-    return UCS_OK;
 }
 
 static void lost_answer(unit_ctx_t *ctx)
@@ -234,9 +226,7 @@ static void lost_answer(unit_ctx_t *ctx)
     ctx->log_quiet = true;
     exchange(ctx, 0);
     if (ctx->is_parent) {
-        answers_dropped = 0;
-        CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
-                                                 drop_answer, rail, 0));
+        drop_connects_set(rail, true, false); /* the parent loses the child's first answer */
     } else {
         ctx->engine->config.rail_rejoin_ms = 1000000; /* only the parent announces */
     }
@@ -246,7 +236,7 @@ static void lost_answer(unit_ctx_t *ctx)
     }
     wait_back(ctx);
     if (ctx->is_parent) {
-        CHECK_UEQ(answers_dropped, 1);
+        CHECK_UEQ(connects_dropped, 1);
         CHECK(rail->stats.rejoin_tries >= 2);
     } else {
         CHECK_MSG(NULL != boot_ep && rail0(ctx)->boot_ep != boot_ep,
@@ -297,20 +287,6 @@ static void old_incarnation(unit_ctx_t *ctx)
     check_rail0_works(ctx, 1);
 }
 
-/* The child drops every announcement for rail 0 until it leaves. */
-static ucs_status_t drop_all_announcements(void *arg, void *data, size_t length,
-                                           unsigned flags)
-{
-    loom_wire_connect_t conn;
-
-    memcpy(&conn, data, sizeof(conn));
-    if (0 == loom_from_le32(conn.rail_epoch)) {
-        return loom_connect_recv(arg, data, length, flags);
-    }
-    ++announcements_dropped;
-    return UCS_OK;
-}
-
 static void leaves_meanwhile(unit_ctx_t *ctx)
 {
     loom_rail_t *rail = &ctx->engine->rails[0];
@@ -318,9 +294,7 @@ static void leaves_meanwhile(unit_ctx_t *ctx)
     ctx->log_quiet = true;
     exchange(ctx, 0);
     if (!ctx->is_parent) {
-        announcements_dropped = 0;
-        CHECK(UCS_OK == uct_iface_set_am_handler(rail->boot_iface, LOOM_WIRE_CONNECT,
-                                                 drop_all_announcements, rail, 0));
+        drop_connects_set(rail, false, true); /* the child drops every announcement */
         /* and never starts one itself */
         ctx->engine->config.rail_rejoin_ms = 1000000;
     }
@@ -332,8 +306,8 @@ static void leaves_meanwhile(unit_ctx_t *ctx)
     exchange(ctx, 1); /* rail 1 carries the messages meanwhile */
     CHECK(rail0(ctx)->failed);
     if (!ctx->is_parent) {
-        CHECK_MSG(announcements_dropped >= 2, "%u announcements reached the child",
-                  announcements_dropped);
+        CHECK_MSG(connects_dropped >= 2, "%u announcements reached the child",
+                  connects_dropped);
     }
     /* the harness's teardown: the child leaves, the parent lets it go */
 }
