@@ -55,9 +55,10 @@ static void loom_push_multi_answer(loom_engine_t *engine, int rail, uint64_t own
         if (rail >= 0) {
             ++engine->rails[rail].stats.refused;
         }
-        loom_log(engine, LOOM_LOG_WARN, "refused an answer of %#llx for multicast push "
-                 "request %llu: no such request waits for it", (unsigned long long)owner,
-                 (unsigned long long)request_id);
+        /* none: a request that failed with its destination or owner meanwhile */
+        loom_log(engine, (NULL == op) ? LOOM_LOG_INFO : LOOM_LOG_WARN, "refused an answer "
+                 "of %#llx for multicast push request %llu: no such request waits for it",
+                 (unsigned long long)owner, (unsigned long long)request_id);
         return;
     }
     if (LOOM_OK != rc) {
