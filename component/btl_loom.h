@@ -47,6 +47,7 @@ typedef struct mca_btl_loom_component_t {
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
     int   stripe_depth;       /* btl_loom_stripe_depth */
+    int   stripe_queue;       /* btl_loom_stripe_queue: us */
     int   rail_timeout;       /* btl_loom_rail_timeout, ms */
     int   am_rail;            /* btl_loom_am_rail */
     char *am_policy;          /* btl_loom_am_policy: "fixed" or "round_robin" */

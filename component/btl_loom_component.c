@@ -191,6 +191,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.stripe_threshold    = (size_t)mca_btl_loom_component.stripe_threshold;
     config.stripe_chunk        = (size_t)mca_btl_loom_component.stripe_chunk;
     config.stripe_depth        = (unsigned)mca_btl_loom_component.stripe_depth;
+    config.stripe_queue_us     = (unsigned)mca_btl_loom_component.stripe_queue;
     config.rail_timeout_ms     = (unsigned)mca_btl_loom_component.rail_timeout;
     config.am_rail             = mca_btl_loom_component.am_rail;
     config.am_round_robin      = 0 == strcmp(mca_btl_loom_component.am_policy, "round_robin");

@@ -134,6 +134,12 @@ int mca_btl_loom_params_register(void)
     c->stripe_depth = 4;
     mca_btl_loom_reg_int("stripe_depth", "Striped chunks in flight per rail and peer "
                          "(1-64)", OPAL_INFO_LVL_4, &c->stripe_depth);
+    c->stripe_queue = 5000;
+    mca_btl_loom_reg_int("stripe_queue", "Microseconds of data a rail keeps queued to one "
+                         "peer at most, at its measured rate: a slow rail takes fewer than "
+                         "stripe_depth chunks at once (one at least), so that what follows "
+                         "them on the rail does not wait long (0: stripe_depth on every rail; "
+                         "0-10000000)", OPAL_INFO_LVL_4, &c->stripe_queue);
 
     c->rail_timeout = 1000;
     mca_btl_loom_reg_int("rail_timeout", "Milliseconds a rail may have striped chunks in "
@@ -229,6 +235,7 @@ int mca_btl_loom_params_register(void)
         OPAL_SUCCESS != mca_btl_loom_check_range("stripe_chunk", c->stripe_chunk, 4096,
                                                  1 << 26) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("stripe_depth", c->stripe_depth, 1, 64) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("stripe_queue", c->stripe_queue, 0, 10000000) ||
         (0 != c->rail_timeout &&
          OPAL_SUCCESS != mca_btl_loom_check_range("rail_timeout", c->rail_timeout, 10,
                                                   600000)) ||

@@ -379,16 +379,16 @@ struct loom_engine {
     bool                 sleepers;     /* someone sleeps on it (loom_engine_arm was called) */
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
     uint64_t             next_link_check; /* when the rails' links are read next */
-    uint64_t             last_busy;    /* when progress last found something to do */
+    unsigned             passes;       /* progress calls, for loom_clock_pass */
+    uint64_t             idle_since;   /* 0, or when progress first saw nothing to do */
+    bool                 yielding;     /* idle past config.yield_after_us */
     size_t               chunks_inflight; /* striped chunks on their way, to anyone */
     ucs_list_link_t      owned_ops;    /* ops allocated by the engine, live */
     ucs_list_link_t      stripes;      /* striped transfers in progress */
     unsigned             failed_rails; /* (peer, rail) pairs out of use */
     size_t               msgs_logged;  /* messages kept for re-sending, all peers */
-    unsigned             msg_watch_tick;
     uint64_t             next_msg_watch;
     ucs_list_link_t      acks_owed;    /* peers owed an acknowledgement */
-    unsigned             idle_ack_tick;
     uint64_t             next_idle_acks;
     ucs_list_link_t      strangers;    /* messages of processes not connected yet
                                           (loom_msg_copy_t, reliable.c) */
@@ -806,6 +806,16 @@ static inline uint64_t loom_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether a poller whose work is periodic reads the clock on this pass of
+ * progress: one pass in 64, or every pass while someone sleeps on the
+ * engine (passes are rare then).  A clock read costs about as much as the
+ * rest of an empty pass, and reading it on every pass of a ping-pong was 8%
+ * of a rank's samples (README, Measured). */
+static inline bool loom_clock_pass(const loom_engine_t *engine)
+{
+    return engine->sleepers || 0 == (engine->passes & 63);
 }
 
 #define loom_container_of(_ptr, _type, _member) \

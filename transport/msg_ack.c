@@ -95,7 +95,7 @@ int loom_msg_idle_acks(loom_engine_t *engine)
     loom_msg_state_t *msg, *tmp;
     uint64_t now;
 
-    if (ucs_list_is_empty(&engine->acks_owed) || 0 != (++engine->idle_ack_tick & 63)) {
+    if (ucs_list_is_empty(&engine->acks_owed) || !loom_clock_pass(engine)) {
         return 0;
     }
     now = loom_now_ns();

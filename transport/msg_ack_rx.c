@@ -63,7 +63,7 @@ int loom_msg_watch(loom_engine_t *engine)
     int rail;
 
     /* no clock read on every call of the latency path */
-    if (0 == limit || 0 == engine->msgs_logged || 0 != (++engine->msg_watch_tick & 63)) {
+    if (0 == limit || 0 == engine->msgs_logged || !loom_clock_pass(engine)) {
         return 0;
     }
     now = loom_now_ns();

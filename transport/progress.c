@@ -136,7 +136,9 @@ static int loom_engine_run_callbacks(loom_engine_t *engine)
  * that falls back to ksoftirqd, which runs on this core only when the rank
  * lets it.  Two ranks bound to two cores and several rails were measured
  * 10x slower for it (README, Striping).  After yield_after_us without work,
- * each empty call yields; a call that finds work resets the clock.
+ * each empty call yields; a call that finds work starts over.  The idle
+ * time is counted from the first clock pass without work (loom_clock_pass):
+ * no clock read on a call that finds work, or on most empty ones.
  */
 static void loom_engine_idle(loom_engine_t *engine, int count)
 {
@@ -145,10 +147,20 @@ static void loom_engine_idle(loom_engine_t *engine, int count)
     if (0 == engine->config.yield_after_us) {
         return;
     }
-    now = loom_now_ns();
     if (count > 0) {
-        engine->last_busy = now;
-    } else if (now - engine->last_busy > engine->config.yield_after_us * 1000ull) {
+        engine->idle_since = 0;
+        engine->yielding   = false;
+        return;
+    }
+    if (!engine->yielding && loom_clock_pass(engine)) {
+        now = loom_now_ns();
+        if (0 == engine->idle_since) {
+            engine->idle_since = now;
+        } else if (now - engine->idle_since > engine->config.yield_after_us * 1000ull) {
+            engine->yielding = true;
+        }
+    }
+    if (engine->yielding) {
         sched_yield();
     }
 }
@@ -163,6 +175,7 @@ static int loom_engine_progress_run(loom_engine_t *engine, bool quiet)
     }
     engine->in_progress = true;
     engine->quiet       = quiet;
+    ++engine->passes;
     count = (int)uct_worker_progress(engine->worker);
     for (i = 0; i < engine->poller_count; ++i) {
         count += engine->pollers[i](engine);

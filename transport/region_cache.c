@@ -231,7 +231,8 @@ int loom_rcache_reclaim(loom_engine_t *engine)
     uint64_t now, limit;
     int count = 0, i;
 
-    if (0 == rc->stats.regions || 0 == engine->config.rcache_idle_ms) {
+    if (0 == rc->stats.regions || 0 == engine->config.rcache_idle_ms ||
+        !loom_clock_pass(engine)) {
         return 0;
     }
     now = loom_now_ns();

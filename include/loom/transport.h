@@ -154,6 +154,9 @@ typedef struct loom_engine_config {
     size_t        stripe_threshold; /* puts/gets from this size are striped, 0 = never */
     size_t        stripe_chunk;     /* bytes per striped chunk */
     unsigned      stripe_depth;     /* chunks in flight per rail and peer */
+    unsigned      stripe_queue_us;  /* ... fewer on a slow rail: at most this long
+                                       at the rail's measured rate (one chunk at
+                                       least); 0 = stripe_depth on every rail */
     unsigned      rail_timeout_ms;  /* a rail with chunks in flight and none landing
                                        for this long, while other rails to the same
                                        peer deliver, is failed; 0 = never */
