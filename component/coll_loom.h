@@ -6,7 +6,8 @@
  * nobody handshakes per hop.  MPI_Reduce and MPI_Allreduce use half-RDMA:
  * a reducer pulls the other ranks' contributions into a queue of its own
  * and reduces each segment as it lands (Reduce: the root, everything;
- * Allreduce: every rank its slice, pushed on to all at once).  Everything
+ * Allreduce: every rank its slice, pushed on to all at once).  MPI_Allgather
+ * has every rank push its block to all others at once.  Everything
  * else is left to the components below it.
  */
 #ifndef MCA_COLL_LOOM_H
@@ -33,6 +34,10 @@ typedef struct mca_coll_loom_component_t {
     int reduce_segment;  /* bytes per segment the root reduces as it lands */
     int reduce_depth;    /* segments of each rank in flight to the root */
     int reduce_staging;  /* bytes: the root's staging queue at most */
+    int allgather_min;   /* bytes of the whole result: smaller go to the next component */
+    int allgather_min_procs;
+    int allgather_segment; /* bytes per push of a rank's block */
+    int allgather_window;  /* a rank's pushes in flight at once */
 } mca_coll_loom_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
@@ -42,6 +47,7 @@ typedef struct mca_coll_loom_stats {
     int64_t bcasts;
     int64_t reduces;
     int64_t allreduces;
+    int64_t allgathers;
     int64_t fallbacks;
     int64_t failures;
 } mca_coll_loom_stats_t;
@@ -64,6 +70,8 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *next_allreduce_module;
     mca_coll_base_module_reduce_fn_t next_reduce;
     mca_coll_base_module_t *next_reduce_module;
+    mca_coll_base_module_allgather_fn_t next_allgather;
+    mca_coll_base_module_t *next_allgather_module;
     void    *staging;    /* a reduction's root's queue, kept from call to call */
     size_t   staging_size;
 } mca_coll_loom_module_t;
@@ -80,6 +88,9 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module);
 int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
 #endif

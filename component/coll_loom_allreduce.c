@@ -46,112 +46,31 @@ static void mca_coll_loom_slice(const mca_coll_loom_reduction_t *red, int rank, 
 static void mca_coll_loom_spread(mca_coll_loom_reduction_t *red, unsigned s)
 {
     mca_coll_loom_call_t *call = &red->call;
-    const uint64_t *names = call->module->names;
-    const mca_coll_loom_dest_t *src = &red->msgs[call->rank].dst;
     size_t offset = red->lo + (size_t)s * call->segment;
-    loom_push_args_t args;
-    loom_op_t *op;
     int rank;
 
     for (rank = 0; rank < call->size; ++rank) {
-        if (rank == call->rank) {
-            continue;
+        if (rank != call->rank) {
+            mca_coll_loom_push_own(call, &red->msgs[call->rank].dst, rank, &red->msgs[rank].dst,
+                                   offset, mca_coll_loom_range_length(red, s));
         }
-        op = &call->ops[call->edges++];
-        memset(&args, 0, sizeof(args));
-        args.owner        = names[call->rank];
-        args.src_addr     = src->addr + offset;
-        args.src_key      = src->key;
-        args.src_key_size = src->key_size;
-        args.dest         = names[rank];
-        args.dst_addr     = red->msgs[rank].dst.addr + offset;
-        args.dst_key      = red->msgs[rank].dst.key;
-        args.dst_key_size = red->msgs[rank].dst.key_size;
-        args.length       = mca_coll_loom_range_length(red, s);
-        mca_coll_loom_issue(call, op, mca_coll_loom_op_end, &args);
     }
 }
 
 /* Every rank's buffers, from every rank (step 1); FALL_BACK when any rank
  * cannot take part, which every rank sees alike. */
-static int mca_coll_loom_exchange(mca_coll_loom_reduction_t *red)
+static int mca_coll_loom_allreduce_exchange(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
-    int rank, n = 0, rc = OMPI_SUCCESS, wrc;
+    int rank, rc;
 
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank == call->rank) {
-            continue;
-        }
-        rc = MCA_PML_CALL(irecv(&red->msgs[rank], sizeof(red->msgs[rank]), MPI_BYTE, rank,
-                                call->tag, call->comm, &red->reqs[n++]));
-        if (OMPI_SUCCESS == rc) {
-            rc = MCA_PML_CALL(isend(&red->msgs[call->rank], sizeof(red->msgs[rank]), MPI_BYTE,
-                                    rank, call->tag, MCA_PML_BASE_SEND_STANDARD, call->comm,
-                                    &red->reqs[n++]));
-        }
-    }
-    wrc = ompi_request_wait_all((size_t)n, red->reqs, MPI_STATUSES_IGNORE);
-    rc  = (OMPI_SUCCESS != rc) ? rc : wrc;
+    rc = mca_coll_loom_exchange(call, red->msgs, sizeof(*red->msgs), red->reqs);
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
         if (!red->msgs[rank].src.usable || !red->msgs[rank].dst.usable) {
             return MCA_COLL_LOOM_FALL_BACK;
         }
     }
     return rc;
-}
-
-/* Step 1 without memory for it: this rank says it cannot take part (its
- * message is small: the sends complete without the receivers) and takes
- * the others' messages, so that every rank falls back alike. */
-static int mca_coll_loom_exchange_bare(mca_coll_loom_call_t *call)
-{
-    mca_coll_loom_reduce_msg_t msg;
-    int rank, rc = OMPI_SUCCESS;
-
-    memset(&msg, 0, sizeof(msg));
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank != call->rank) {
-            rc = MCA_PML_CALL(send(&msg, sizeof(msg), MPI_BYTE, rank, call->tag,
-                                   MCA_PML_BASE_SEND_STANDARD, call->comm));
-        }
-    }
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank != call->rank) {
-            rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, rank, call->tag, call->comm,
-                                   MPI_STATUS_IGNORE));
-        }
-    }
-    return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
-}
-
-/* Step 3: this rank's word to every other, and theirs. */
-static int mca_coll_loom_finish(mca_coll_loom_reduction_t *red)
-{
-    mca_coll_loom_call_t *call = &red->call;
-    int32_t mine = (LOOM_OK == call->failure) ? MCA_COLL_LOOM_DONE : MCA_COLL_LOOM_FAILED;
-    int32_t *words = red->words;
-    ompi_request_t **reqs = red->reqs;
-    int rank, n = 0, rc = OMPI_SUCCESS, wrc;
-    bool failed = (MCA_COLL_LOOM_DONE != mine);
-
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank == call->rank) {
-            continue;
-        }
-        rc = MCA_PML_CALL(irecv(&words[rank], sizeof(words[rank]), MPI_BYTE, rank, call->tag,
-                                call->comm, &reqs[n++]));
-        if (OMPI_SUCCESS == rc) {
-            rc = MCA_PML_CALL(isend(&mine, sizeof(mine), MPI_BYTE, rank, call->tag,
-                                    MCA_PML_BASE_SEND_STANDARD, call->comm, &reqs[n++]));
-        }
-    }
-    wrc = ompi_request_wait_all((size_t)n, reqs, MPI_STATUSES_IGNORE);
-    for (rank = 0; rank < call->size; ++rank) {
-        failed |= (MCA_COLL_LOOM_DONE != words[rank]);
-    }
-    rc = (OMPI_SUCCESS != rc) ? rc : wrc;
-    return (OMPI_SUCCESS != rc) ? rc : failed ? OMPI_ERROR : OMPI_SUCCESS;
 }
 
 int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
@@ -173,7 +92,7 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
         free(red->msgs);
         free(red->words);
         free(red->reqs);
-        return mca_coll_loom_exchange_bare(call);
+        return mca_coll_loom_exchange_bare(call, sizeof(mca_coll_loom_reduce_msg_t));
     }
     me = &red->msgs[call->rank];
     mca_coll_loom_slice(red, call->rank, &lo, &len);
@@ -191,7 +110,7 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
                                              &me->src);
         }
     }
-    rc = mca_coll_loom_exchange(red);
+    rc = mca_coll_loom_allreduce_exchange(red);
     if (OMPI_SUCCESS == rc) {
         mca_coll_loom_pulls_run(red);
         while (mca_coll_loom_ended(call) < call->issued) {
@@ -201,7 +120,7 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
             opal_output(0, "coll loom: an allreduce of %zu bytes on %s failed here: %s",
                         call->bytes, call->comm->c_name, module->api->strerror(call->failure));
         }
-        rc = mca_coll_loom_finish(red);
+        rc = mca_coll_loom_words(call, red->words, red->reqs);
     }
     mca_coll_loom_pulls_close(red);
     free(call->ops);

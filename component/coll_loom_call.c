@@ -108,6 +108,24 @@ void mca_coll_loom_issue(mca_coll_loom_call_t *call, loom_op_t *op, loom_op_cb_t
     }
 }
 
+void mca_coll_loom_push_own(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *from, int to,
+                            const mca_coll_loom_dest_t *dest, size_t offset, size_t length)
+{
+    loom_push_args_t args;
+
+    memset(&args, 0, sizeof(args));
+    args.owner        = call->module->names[call->rank];
+    args.src_addr     = from->addr + offset;
+    args.src_key      = from->key;
+    args.src_key_size = from->key_size;
+    args.dest         = call->module->names[to];
+    args.dst_addr     = dest->addr + offset;
+    args.dst_key      = dest->key;
+    args.dst_key_size = dest->key_size;
+    args.length       = length;
+    mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_op_end, &args);
+}
+
 /* The tree, on ranks relative to the root. */
 static int mca_coll_loom_real(const mca_coll_loom_call_t *call, int v)
 {

@@ -83,6 +83,10 @@ void mca_coll_loom_issue(mca_coll_loom_call_t *call, loom_op_t *op, loom_op_cb_t
 /* The operations ended so far, read with what their callbacks wrote before
  * (call->failure): callbacks run in whichever thread progresses loom. */
 size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call);
+/* A push of this rank's memory (its buffer from) into rank to's (dest), at
+ * the same offset in both, as the call's next operation. */
+void mca_coll_loom_push_own(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *from, int to,
+                            const mca_coll_loom_dest_t *dest, size_t offset, size_t length);
 /* The push of segment s from the broadcast tree's node at v's parent to v
  * (ranks relative to the root), with its notices to v. */
 void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
@@ -102,6 +106,20 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word);
  * error. */
 int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size,
                        bool receives);
+/* Calls where every rank talks to every other (coll_loom_all.c).  Every
+ * rank's message of msg_size bytes into msgs[rank] (this rank's own is
+ * there already), from every other rank; reqs holds 2 * size requests. */
+int mca_coll_loom_exchange(mca_coll_loom_call_t *call, void *msgs, size_t msg_size,
+                           struct ompi_request_t **reqs);
+/* The exchange without memory for it: this rank says it cannot take part
+ * (a zeroed message, at most two dests) and takes the others'; FALL_BACK,
+ * or an error. */
+int mca_coll_loom_exchange_bare(mca_coll_loom_call_t *call, size_t msg_size);
+/* The end: this rank's word (failed when call->failure says so) to every
+ * other, and theirs into words (size of them); OMPI_SUCCESS when every word
+ * says done.  A rank sends it once its own operations ended. */
+int mca_coll_loom_words(mca_coll_loom_call_t *call, int32_t *words,
+                        struct ompi_request_t **reqs);
 /* Counts a call coll loom ran (pvars): carried, fallen back or failed by
  * rc; returns rc. */
 int mca_coll_loom_counted(int rc, int64_t *carried);

@@ -1,7 +1,7 @@
 /*
  * coll loom's module: offered to every intracommunicator under ob1, with
  * loom's name of each rank (through ob1's BML); it takes MPI_Bcast,
- * MPI_Reduce and MPI_Allreduce, and keeps the next component's for what it
+ * MPI_Reduce, MPI_Allreduce and MPI_Allgather, and keeps the next component's for what it
  * leaves (and its allreduce to agree with the other ranks that loom reaches
  * them all).
  */
@@ -30,6 +30,8 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
     module->next_allreduce_module = NULL;
     module->next_reduce       = NULL;
     module->next_reduce_module = NULL;
+    module->next_allgather    = NULL;
+    module->next_allgather_module = NULL;
     module->staging           = NULL;
     module->staging_size      = 0;
 }
@@ -44,6 +46,9 @@ static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
     }
     if (NULL != module->next_reduce_module) {
         OBJ_RELEASE(module->next_reduce_module);
+    }
+    if (NULL != module->next_allgather_module) {
+        OBJ_RELEASE(module->next_allgather_module);
     }
     free(module->staging);
     free(module->names);
@@ -102,17 +107,21 @@ static int mca_coll_loom_enable(mca_coll_base_module_t *base, struct ompi_commun
     module->next_allreduce_module = comm->c_coll->coll_allreduce_module;
     module->next_reduce           = comm->c_coll->coll_reduce;
     module->next_reduce_module    = comm->c_coll->coll_reduce_module;
+    module->next_allgather        = comm->c_coll->coll_allgather;
+    module->next_allgather_module = comm->c_coll->coll_allgather_module;
     if (NULL == module->next_bcast_module || NULL == module->next_allreduce_module ||
-        NULL == module->next_reduce_module) {
+        NULL == module->next_reduce_module || NULL == module->next_allgather_module) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: %s has no "
-                            "broadcast, reduce or allreduce below coll loom", comm->c_name);
+                            "broadcast, reduce, allreduce or allgather below coll loom",
+                            comm->c_name);
         module->next_bcast_module = module->next_allreduce_module = NULL;
-        module->next_reduce_module = NULL;
+        module->next_reduce_module = module->next_allgather_module = NULL;
         return OMPI_ERROR;
     }
     OBJ_RETAIN(module->next_bcast_module);
     OBJ_RETAIN(module->next_allreduce_module);
     OBJ_RETAIN(module->next_reduce_module);
+    OBJ_RETAIN(module->next_allgather_module);
     return OMPI_SUCCESS;
 }
 
@@ -180,6 +189,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     module->super.coll_bcast        = mca_coll_loom_bcast;
     module->super.coll_reduce       = mca_coll_loom_reduce;
     module->super.coll_allreduce    = mca_coll_loom_allreduce;
+    module->super.coll_allgather    = mca_coll_loom_allgather;
     *priority = mca_coll_loom_component.priority;
     return &module->super;
 }

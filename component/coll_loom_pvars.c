@@ -32,6 +32,8 @@ void mca_coll_loom_pvars_register(void)
                        &s->reduces);
     mca_coll_loom_pvar("allreduces", "MPI_Allreduce calls coll loom carried on pushes",
                        &s->allreduces);
+    mca_coll_loom_pvar("allgathers", "MPI_Allgather calls coll loom carried on pushes",
+                       &s->allgathers);
     mca_coll_loom_pvar("fallbacks", "Calls coll loom could have taken by their size and "
                        "communicator but left to the next component (a buffer not contiguous "
                        "or not registered, no room for a staging queue)", &s->fallbacks);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Broadcast on the virtual cluster: 4 nodes with 2 rails each shaped with
 # tbf, one rank per node, bench_bcast's time per broadcast for coll loom (a
-# chain and a tree of fanout 2) against coll tuned over btl loom and over
-# btl tcp on the same rails, in one run.  Needs root (network namespaces);
+# chain, the chain in 128 KiB segments still striped, and a tree of fanout
+# 2) against coll tuned over btl loom and over btl tcp on the same rails,
+# in one run.  Needs root (network namespaces);
 # prints a table (us per broadcast) and keeps the raw outputs.
 #
 # usage: contrib/coll-bench-cluster.sh [--bindir DIR] [--out DIR] [--mbit M]
@@ -44,19 +45,21 @@ loom="--mca btl self,loom --mca btl_loom_rails tcp:rail0,tcp:rail1"
 coll_loom="--mca coll loom,tuned,basic,libnbc,self --mca coll_loom_bcast_min_procs 2
            --mca coll_loom_bcast_min 65536"
 run_bcast loom-chain $loom $coll_loom --mca coll_loom_bcast_fanout 1
+run_bcast loom-chain-128k $loom $coll_loom --mca coll_loom_bcast_fanout 1 \
+    --mca coll_loom_bcast_segment 131072 --mca btl_loom_stripe_threshold 65536
 run_bcast loom-fanout2 $loom $coll_loom --mca coll_loom_bcast_fanout 2
 run_bcast tuned-loom $loom --mca coll ^loom
 run_bcast tuned-tcp --mca btl self,tcp --mca btl_tcp_if_include rail0,rail1 --mca coll ^loom
 
 echo "# broadcast on the virtual cluster, $(date -u '+%Y-%m-%d %H:%M UTC'): 4 nodes x 2 rails"
 echo "# at $mbit mbit each, bench_bcast -i 10 -w 2, us per broadcast"
-printf '%10s %14s %14s %14s %14s\n' "# size" "loom chain" "loom fanout 2" "tuned (loom)" \
-    "tuned (tcp)"
+printf '%10s %14s %14s %14s %14s %14s\n' "# size" "loom chain" "chain 128 KiB" \
+    "loom fanout 2" "tuned (loom)" "tuned (tcp)"
 # the sizes of the first run, each with every configuration's time
 awk '$1 ~ /^[0-9]+$/ && $1 >= 65536 { print $1 }' "$out/loom-chain.txt" | while read -r size; do
     row=()
-    for name in loom-chain loom-fanout2 tuned-loom tuned-tcp; do
+    for name in loom-chain loom-chain-128k loom-fanout2 tuned-loom tuned-tcp; do
         row+=("$(awk -v s="$size" '$1 == s { print $2 }' "$out/$name.txt" | grep . || echo n/a)")
     done
-    printf '%10s %14s %14s %14s %14s\n' "$size" "${row[@]}"
+    printf '%10s %14s %14s %14s %14s %14s\n' "$size" "${row[@]}"
 done

@@ -54,10 +54,11 @@ for t in test_rma "test_osc_atomics"; do
         -x LOOM_TEST_NO_DYNAMIC_WINDOW=1 -x LOOM_EXPECT_BTL_ATOMICS=1
 done
 # coll loom across nodes, 2 ranks per node: broadcasts through pushes that
-# wait at inner nodes, reductions pulled into the root's queue
-for t in test_bcast test_allreduce; do
+# wait at inner nodes, reductions pulled into the root's queue, allgathers
+for t in test_bcast test_allreduce test_allgather; do
     VCLUSTER_NP=4 judge "^PASS $t" "$t" --mca coll_loom_bcast_min_procs 2 \
-        --mca coll_loom_bcast_min 65536 -x LOOM_EXPECT_COLL_LOOM=1
+        --mca coll_loom_bcast_min 65536 --mca coll_loom_allgather_min 65536 \
+        -x LOOM_EXPECT_COLL_LOOM=1
 done
 # osu_bw's load, 64 messages of up to 4 MiB in flight, with both ranks bound
 # to cores where the kernel's network processing has to share them: it once

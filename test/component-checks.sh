@@ -24,7 +24,7 @@ check "only mca_btl_loom_component is exported (got: $exported)" $?
 # Under --enable-asan the component needs the sanitizer in ompi_info too.
 params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param btl loom --level 9 --parsable)
 for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_threshold stripe_chunk \
-         stripe_depth rail_timeout am_rail am_policy msg_window rail_rejoin \
+         stripe_depth stripe_queue rail_timeout am_rail am_policy msg_window rail_rejoin \
          free_list_num free_list_max free_list_inc \
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \
          eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
@@ -52,6 +52,7 @@ run_bad "btl_loom_rails: entry 'bogus'" --mca btl_loom_rails bogus
 run_bad "btl_loom_tcp_seg_size" --mca btl_loom_rails tcp:lo --mca btl_loom_tcp_seg_size 12
 run_bad "btl_loom_stripe_depth" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_depth 0
 run_bad "btl_loom_stripe_chunk" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_chunk 100
+run_bad "btl_loom_stripe_queue" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_queue -1
 run_bad "btl_loom_rail_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_rail_timeout 5
 run_bad "btl_loom_am_rail" --mca btl_loom_rails tcp:lo --mca btl_loom_am_rail 9
 run_bad "btl_loom_am_policy" --mca btl_loom_rails tcp:lo --mca btl_loom_am_policy random
@@ -91,11 +92,12 @@ run_bad "btl_loom_eager_ack_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_
 # why, and the job's collectives run on the next component
 coll_params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param coll loom --level 9 --parsable)
 for p in priority verbose bcast_min bcast_min_procs bcast_segment bcast_fanout reduce_min \
-         reduce_min_procs reduce_segment reduce_depth reduce_staging; do
+         reduce_min_procs reduce_segment reduce_depth reduce_staging allgather_min \
+         allgather_min_procs allgather_segment allgather_window; do
     grep -q "^mca:coll:loom:param:coll_loom_$p:" <<<"$coll_params"
     check "ompi_info lists coll_loom_$p" $?
 done
-for p in bcasts reduces allreduces fallbacks failures; do
+for p in bcasts reduces allreduces allgathers fallbacks failures; do
     grep -q "^mca:coll:loom:pvar:coll_loom_$p:class:counter" <<<"$coll_params"
     check "ompi_info lists the pvar coll_loom_$p" $?
 done
@@ -112,5 +114,6 @@ run_aside bcast_fanout 0
 run_aside bcast_segment 100
 run_aside reduce_depth 0 test_allreduce
 run_aside reduce_staging 4096 test_allreduce
+run_aside allgather_window 0 test_allgather
 
 exit $fail

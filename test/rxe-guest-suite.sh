@@ -39,8 +39,8 @@ measure() {
 # rails at 2 ranks with everything; both rails at 4 ranks with the
 # collectives only.  The emulated CPU makes more too slow: the guest runs
 # beside the host's tests, and the test command waits for it.
-surface="test_p2p_modes test_collectives test_bcast test_allreduce test_spawn test_threads test_large test_osc_atomics"
-wide="test_collectives test_bcast test_allreduce"
+surface="test_p2p_modes test_collectives test_bcast test_allreduce test_allgather test_spawn test_threads test_large test_osc_atomics"
+wide="test_collectives test_bcast test_allreduce test_allgather"
 # The emulated NICs are the guest's CPU: with the host busy (the test command
 # runs the host's tests meanwhile) one rail can stall for seconds while the
 # other delivers, which the rail watch takes for a dead rail after

@@ -65,6 +65,8 @@ tests=(
     "OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_bcast_fanout=1 OMPI_MCA_coll_loom_bcast_segment=65536 test_bcast 4"
     "OMPI_MCA_coll_loom_reduce_min=65536 LOOM_EXPECT_COLL_LOOM=1 test_allreduce 2 4 8"
     "OMPI_MCA_coll_loom_reduce_min=4096 OMPI_MCA_coll_loom_reduce_depth=1 OMPI_MCA_coll_loom_reduce_staging=65536 test_allreduce 3"
+    "OMPI_MCA_coll_loom_allgather_min=65536 OMPI_MCA_coll_loom_allgather_min_procs=2 LOOM_EXPECT_COLL_LOOM=1 test_allgather 2 3 4 8"
+    "OMPI_MCA_coll_loom_allgather_min=0 OMPI_MCA_coll_loom_allgather_min_procs=2 OMPI_MCA_coll_loom_allgather_segment=4096 OMPI_MCA_coll_loom_allgather_window=1024 test_allgather 3"
     "test_spawn 2"
     "test_threads 2 4"
     "test_large 2"

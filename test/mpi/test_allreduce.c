@@ -12,9 +12,9 @@
  * With LOOM_EXPECT_COLL_LOOM=1 the pushes are counted (btl loom's pvars):
  * coll loom must have carried the large reductions.
  */
+#include "loom_test_threads.h"
 #include "loom_test_util.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,15 +242,10 @@ static void bufs_free(bufs_t *b)
     free(b->scratch);
 }
 
-typedef struct {
-    MPI_Comm comm;
-    int      id;
-} thread_arg_t;
-
 /* Each thread: its own communicator, Allreduce and Reduce at 1 MiB. */
 static void *reducer(void *p)
 {
-    thread_arg_t *arg = p;
+    loom_thread_arg_t *arg = p;
     char where[32];
     bufs_t b;
     int i;
@@ -263,27 +258,6 @@ static void *reducer(void *p)
     }
     bufs_free(&b);
     return NULL;
-}
-
-static void threads(void)
-{
-    thread_arg_t args[2];
-    pthread_t tid[2];
-    int t;
-
-    for (t = 0; t < 2; ++t) {
-        args[t].id = t;
-        LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &args[t].comm));
-    }
-    for (t = 0; t < 2; ++t) {
-        if (0 != pthread_create(&tid[t], NULL, reducer, &args[t])) {
-            loom_fail("pthread_create failed");
-        }
-    }
-    for (t = 0; t < 2; ++t) {
-        pthread_join(tid[t], NULL);
-        MPI_Comm_free(&args[t].comm);
-    }
 }
 
 /* One 2 MiB reduction (all: root -1) must have asked for pushes, and coll
@@ -332,7 +306,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&dup);
     }
     if (MPI_THREAD_MULTIPLE == provided) {
-        threads();
+        loom_run_threads(2, reducer);
     }
     after = loom_pushes_requested();
     if (NULL != expect && 0 == strcmp(expect, "1")) {
