@@ -37,10 +37,15 @@ measure() {
 # on by default over rc_verbs) and without the programs of the wider MPI
 # surface (more modes, collectives, spawn, threads, one-sided atomics); both
 # rails at 2 ranks with everything; both rails at 4 ranks with the
-# collectives only.  The emulated CPU makes more too slow: the guest runs
+# broadcasts, reductions and stock collectives only (allgather at 4 ranks
+# runs on the host and the virtual cluster).  The emulated CPU makes more too slow: the guest runs
 # beside the host's tests, and the test command waits for it.
 surface="test_p2p_modes test_collectives test_bcast test_allreduce test_allgather test_spawn test_threads test_large test_osc_atomics"
-wide="test_collectives test_bcast test_allreduce test_allgather"
+wide="test_collectives test_bcast test_allreduce"
+# Variants the two-rail pass at 2 ranks runs already, or the host does: the
+# progress thread, the idle blocking, and the broadcast as a chain.
+thread=OMPI_MCA_btl_loom_progress_thread=1
+variants="OMPI_MCA_btl_loom_block_when_idle=1 OMPI_MCA_coll_loom_bcast_fanout=1"
 # The emulated NICs are the guest's CPU: with the host busy (the test command
 # runs the host's tests meanwhile) one rail can stall for seconds while the
 # other delivers, which the rail watch takes for a dead rail after
@@ -52,9 +57,9 @@ one=rc_verbs:rxe0:1 two=rc_verbs:rxe0:1,rc_verbs:rxe1:1
 # rails, smallest and largest process count, programs (all: empty), left
 # out, extra mpirun arguments, and what else the pass does
 passes=(
-    "$one|1|2||$surface|--mca btl_loom_eager_cycle 1|, eager rings changing phase after every message"
+    "$one|1|2||$surface $thread|--mca btl_loom_eager_cycle 1|, eager rings changing phase after every message"
     "$two|1|2||||"
-    "$two|4|4|$wide||| at 4 ranks, collectives"
+    "$two|4|4|$wide|$variants|| at 4 ranks, collectives"
 )
 for pass in "${passes[@]}"; do
     IFS='|' read -r rails min_np max_np only leave_out extra what <<< "$pass"

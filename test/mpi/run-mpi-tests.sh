@@ -16,8 +16,9 @@
 #   LOOM_TEST_MIN_NP   skip runs with fewer processes (default: none skipped)
 #   LOOM_TEST_ONLY     run only these programs, separated by spaces (default:
 #                      all; the guest runs a few at 4 ranks this way)
-#   LOOM_TEST_LEAVE_OUT  programs not to run, separated by spaces (default:
-#                      none; the emulated rxe guest leaves some out on one rail)
+#   LOOM_TEST_LEAVE_OUT  programs not to run, separated by spaces, or NAME=value
+#                      words: the runs that set that variable (default: none;
+#                      the emulated rxe guest leaves some out)
 #
 # Every run stays on loopback (oob and btl tcp restricted to lo).  Each test
 # runs with -np 2, all but test_pvars with -np 4 as well.  Exit code 77 of a
@@ -118,8 +119,13 @@ for entry in "${tests[@]}"; do
     if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then
         continue
     fi
-    if [[ "$leave_out" == *" $name "* ]]; then
-        echo "SKIP $name: left out by LOOM_TEST_LEAVE_OUT"
+    left=
+    [[ "$leave_out" == *" $name "* ]] && left=$name
+    for arg in "${env_args[@]}"; do
+        [[ "$leave_out" == *" $arg "* ]] && left=$arg
+    done
+    if [ -n "$left" ]; then
+        echo "SKIP $name${env_args[*]:+ (${env_args[*]})}: $left left out by LOOM_TEST_LEAVE_OUT"
         skipped=$((skipped + 1))
         continue
     fi
