@@ -14,6 +14,10 @@
 #   LOOM_TEST_MAX_NP   skip runs with more processes (default: none skipped;
 #                      the emulated rxe guest uses 2)
 #   LOOM_TEST_MIN_NP   skip runs with fewer processes (default: none skipped)
+#   LOOM_TEST_LARGEST_NP  1: run each entry once, at the largest of its process
+#                      counts that the limits leave (default: 0, every count;
+#                      the AddressSanitizer build looks for memory errors,
+#                      which the smaller counts add little to)
 #   LOOM_TEST_ONLY     run only these programs, separated by spaces (default:
 #                      all; the guest runs a few at 4 ranks this way)
 #   LOOM_TEST_LEAVE_OUT  programs not to run, separated by spaces, or NAME=value
@@ -35,6 +39,7 @@ logdir=${LOOM_TEST_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/loom-mpi-tests.XXXXXX")}
 run_timeout=${LOOM_TEST_TIMEOUT:-300}
 max_np=${LOOM_TEST_MAX_NP:-0}
 min_np=${LOOM_TEST_MIN_NP:-0}
+largest_np=${LOOM_TEST_LARGEST_NP:-0}
 only=" ${LOOM_TEST_ONLY:-} "
 leave_out=" ${LOOM_TEST_LEAVE_OUT:-} "
 
@@ -129,9 +134,15 @@ for entry in "${tests[@]}"; do
         skipped=$((skipped + 1))
         continue
     fi
+    kept=()
     for np in $nps; do
         [ "$max_np" -gt 0 ] && [ "$np" -gt "$max_np" ] && continue
         [ "$np" -lt "$min_np" ] && continue
+        kept+=("$np")
+    done
+    # the counts are listed smallest first
+    [ "$largest_np" = 1 ] && [ ${#kept[@]} -gt 1 ] && kept=("${kept[-1]}")
+    for np in "${kept[@]}"; do
         label="$name (np=$np${env_args[*]:+, ${env_args[*]}})"
         log="$logdir/$name.np$np${env_args[*]:+.env${#env_args[@]}}.log"
         if [ ! -x "$bindir/$name" ]; then
