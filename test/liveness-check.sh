@@ -1,9 +1,9 @@
 #!/bin/bash
 # A peer that computes is not a dead network: on 2 nodes, rank 0 of
 # test_busy_peer computes without MPI calls in the middle of large transfers
-# over 2 and then 3 tcp rails: 60 and 30 s (3 and 1.5 times the keepalive
-# btl_loom_tcp_keepalive sets), 20 s each under AddressSanitizer, which runs
-# everything again.  Every byte must arrive and no rail may be taken out
+# over 2 and then 3 tcp rails: 45 and 30 s (over 2 and 1.5 times the
+# keepalive btl_loom_tcp_keepalive sets), 20 s each under AddressSanitizer,
+# which runs everything again.  Every byte must arrive and no rail may be taken out
 # of use.  Skips (77) without root or namespaces.
 set -u
 src=${LOOM_SRCDIR:?run through make check}
@@ -12,7 +12,7 @@ bindir=${LOOM_TEST_BINDIR:?run through make check}
 vcluster_test_up 3
 fail=0
 for rails in tcp:rail0,tcp:rail1 tcp:rail0,tcp:rail1,tcp:rail2; do
-    seconds=60
+    seconds=45
     [[ $rails == *rail2 ]] && seconds=30
     [ -n "${LOOM_ASAN_LOGS:-}" ] && seconds=20
     start=$SECONDS

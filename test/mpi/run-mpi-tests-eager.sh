@@ -16,6 +16,8 @@ passes=" ${LOOM_EAGER_PASSES:-grow cycle} "
 max_np=${LOOM_TEST_MAX_NP:-0}
 [ "$max_np" -gt 0 ] && [ "$max_np" -lt 4 ] || max_np=4
 export LOOM_TEST_MAX_NP=$max_np
+# LOOM_EAGER_LARGEST_NP=1: each program once, at its largest count
+[ "${LOOM_EAGER_LARGEST_NP:-0}" = 1 ] && export LOOM_TEST_LARGEST_NP=1
 rc=0
 if [[ "$passes" == *" grow "* ]]; then
     echo "=== eager rings growing on demand"
