@@ -21,8 +21,9 @@
 #   LOOM_TEST_ONLY     run only these programs, separated by spaces (default:
 #                      all; the guest runs a few at 4 ranks this way)
 #   LOOM_TEST_LEAVE_OUT  programs not to run, separated by spaces, or NAME=value
-#                      words: the runs that set that variable (default: none;
-#                      the emulated rxe guest leaves some out)
+#                      words: the runs that set that variable, or
+#                      PROGRAM/NAME=value: that program's runs that set it
+#                      (default: none; the emulated rxe guest leaves some out)
 #
 # Every run stays on loopback (oob and btl tcp restricted to lo).  Each test
 # runs with -np 2, all but test_pvars with -np 4 as well.  Exit code 77 of a
@@ -128,6 +129,7 @@ for entry in "${tests[@]}"; do
     [[ "$leave_out" == *" $name "* ]] && left=$name
     for arg in "${env_args[@]}"; do
         [[ "$leave_out" == *" $arg "* ]] && left=$arg
+        [[ "$leave_out" == *" $name/$arg "* ]] && left=$name/$arg
     done
     if [ -n "$left" ]; then
         echo "SKIP $name${env_args[*]:+ (${env_args[*]})}: $left left out by LOOM_TEST_LEAVE_OUT"
