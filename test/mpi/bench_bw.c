@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *usage = "[-m max_size] [-i iters] [-w warmup] [-W window]";
+static const char *usage = "[-s min_size] [-m max_size] [-i iters] [-w warmup] [-W window]";
 
 static unsigned char *sbuf, *rbuf;
 static MPI_Request *reqs;
@@ -63,7 +63,7 @@ static void verified_window(size_t size, int nwin, int rank)
 
 int main(int argc, char **argv)
 {
-    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 64 };
+    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 64, 0 };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, "bench_bw", 2, &rank, &nprocs);
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         printf("# Size  Bandwidth (MB/s)\n");
         fflush(stdout);
     }
-    for (size_t size = 1; size <= opts.max_size && rank < 2; size *= 2) {
+    for (size_t size = opts.min_size > 0 ? opts.min_size : 1; size <= opts.max_size && rank < 2; size *= 2) {
         int iters = loom_bench_iters(opts.iters, size, 100, 20);
         int warmup = loom_bench_iters(opts.warmup, size, 10, 2);
         double start = 0.0;

@@ -13,7 +13,7 @@ int loom_bench_coll_run(int argc, char **argv, const char *name, const char *tit
                         size_t first_size, size_t max_default,
                         loom_bench_coll_setup_fn_t setup, loom_bench_coll_fn_t call)
 {
-    struct loom_bench_opts opts = { max_default, -1, -1, 0 };
+    struct loom_bench_opts opts = { max_default, -1, -1, 0, LOOM_BENCH_NO_MIN };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, name, 2, &rank, &nprocs);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *usage = "[-m max_size] [-i iters] [-w warmup]";
+static const char *usage = "[-s min_size] [-m max_size] [-i iters] [-w warmup]";
 
 static unsigned char *sbuf, *rbuf;
 
@@ -46,7 +46,7 @@ static void verified_round_trip(size_t size, int rank)
 
 int main(int argc, char **argv)
 {
-    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 0 };
+    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 0, 0 };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, "bench_latency", 2, &rank, &nprocs);
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         printf("# Size  Latency (us)\n");
         fflush(stdout);
     }
-    for (size_t size = 0; size <= opts.max_size && rank < 2;
+    for (size_t size = opts.min_size; size <= opts.max_size && rank < 2;
          size = size ? size * 2 : 1) {
         int iters = loom_bench_iters(opts.iters, size, 1000, 100);
         int warmup = loom_bench_iters(opts.warmup, size, 100, 10);

@@ -492,6 +492,10 @@ void loom_bench_parse(int argc, char **argv, const char *usage,
         case 'm':
             ok = 0 == loom_parse_size(arg, &opts->max_size);
             break;
+        case 's':
+            ok = LOOM_BENCH_NO_MIN != opts->min_size &&
+                 0 == loom_parse_size(arg, &opts->min_size);
+            break;
         case 'i':
             ok = 0 == parse_int(arg, &opts->iters) && opts->iters > 0;
             break;

@@ -12,6 +12,7 @@
 #define LOOM_TEST_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <mpi.h>
 
 #define LOOM_TEST_SKIP 77
@@ -167,7 +168,11 @@ struct loom_bench_opts {
     int iters;
     int warmup;
     int window;
+    size_t min_size; /* -s: the first size measured; LOOM_BENCH_NO_MIN where
+                      * a benchmark takes no -s */
 };
+
+#define LOOM_BENCH_NO_MIN SIZE_MAX
 
 /* parse argv into opts (which holds the defaults on entry); on a bad or
  * unknown option rank 0 prints usage, and everybody finalizes and exits 2 */
