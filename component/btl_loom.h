@@ -43,6 +43,7 @@ typedef struct mca_btl_loom_component_t {
     bool  locking;            /* the lock is taken even without MPI threads:
                                  loom's progress thread runs (set once, at init) */
     bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
+    int   zcopy_threshold;    /* btl_loom_zcopy_threshold */
     bool  atomics;            /* btl_loom_atomics */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
@@ -112,14 +113,16 @@ struct mca_btl_base_endpoint_t {
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 
-/* A send fragment: descriptor, its one segment and room for the payload. */
+/* A send fragment: descriptor, its segments and room for the payload.  The
+ * second segment, when there is one, is the sender's own contiguous data,
+ * sent from where it lies (mca_btl_loom_prepare_src). */
 typedef struct mca_btl_loom_frag_t {
     mca_btl_base_descriptor_t base;
-    mca_btl_base_segment_t    segment;
+    mca_btl_base_segment_t    segments[2];
     struct mca_btl_base_endpoint_t *endpoint;
     mca_btl_loom_module_t    *module;
     loom_op_t                 op;
-    struct iovec              iov;
+    struct iovec              iov[2];
     uint8_t                   tag;
     uint8_t                  *data;   /* eager_limit bytes follow the struct */
 } mca_btl_loom_frag_t;

@@ -95,6 +95,13 @@ int mca_btl_loom_params_register(void)
         "a failed connection lands anyway). Off: loom checks every remote write at the "
         "target against its registered regions before placing a byte",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->tcp_trust_network);
+    c->zcopy_threshold = 32768;
+    mca_btl_loom_reg_int("zcopy_threshold", "Messages of at least this many bytes, from "
+                         "contiguous memory, are sent from where they lie (zero-copy active "
+                         "message) on rails that need no registration for it (tcp), unless "
+                         "several rails keep copies to send again; smaller ones are copied "
+                         "out at once (0: always copy; 512-1073741824)", OPAL_INFO_LVL_5,
+                         &c->zcopy_threshold);
     c->tcp_keepalive = 20;
     mca_btl_loom_reg_int("tcp_keepalive", "On tcp rails, seconds after which a connection "
                          "with nothing to send, whose peer host stopped answering the "
@@ -224,6 +231,9 @@ int mca_btl_loom_params_register(void)
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
                                                   1 << 20)) ||
+        (0 != c->zcopy_threshold &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("zcopy_threshold", c->zcopy_threshold, 512,
+                                                  1 << 30)) ||
         (0 != c->tcp_keepalive &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_keepalive", c->tcp_keepalive, 4,
                                                   3600)) ||

@@ -20,6 +20,8 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"bytes_received", "Bytes that arrived in this process through loom (messages "
      "and gets)", offsetof(loom_rail_stats_t, bytes_received)},
     {"messages_sent", "Messages loom sent", offsetof(loom_rail_stats_t, messages_sent)},
+    {"messages_zcopy", "Of the messages sent, those sent from where their data lay "
+     "(zero-copy, btl_loom_zcopy_threshold)", offsetof(loom_rail_stats_t, messages_zcopy)},
     {"messages_received", "Messages loom received",
      offsetof(loom_rail_stats_t, messages_received)},
     {"puts", "RDMA writes completed", offsetof(loom_rail_stats_t, puts)},

@@ -9,10 +9,10 @@
 static void mca_btl_loom_frag_construct(mca_btl_loom_frag_t *frag)
 {
     frag->data                 = (uint8_t *)(frag + 1);
-    frag->base.des_segments    = &frag->segment;
+    frag->base.des_segments    = frag->segments;
     frag->base.des_segment_count = 1;
-    frag->segment.seg_addr.pval = frag->data;
-    frag->segment.seg_len      = 0;
+    frag->segments[0].seg_addr.pval = frag->data;
+    frag->segments[0].seg_len  = 0;
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_loom_frag_t, opal_free_list_item_t,
@@ -35,8 +35,8 @@ mca_btl_base_descriptor_t *mca_btl_loom_alloc(struct mca_btl_base_module_t *btl,
     }
     frag->module               = module;
     frag->endpoint             = endpoint;
-    frag->segment.seg_addr.pval = frag->data;
-    frag->segment.seg_len      = size;
+    frag->segments[0].seg_addr.pval = frag->data;
+    frag->segments[0].seg_len  = size;
     frag->base.des_segment_count = 1;
     frag->base.des_flags       = flags;
     frag->base.des_cbfunc      = NULL;
@@ -63,6 +63,7 @@ mca_btl_base_descriptor_t *mca_btl_loom_prepare_src(struct mca_btl_base_module_t
     struct iovec iov;
     uint32_t iov_count = 1;
     size_t max_data;
+    bool inplace;
 
     if (reserve > btl->btl_max_send_size) {
         return NULL;
@@ -72,18 +73,27 @@ mca_btl_base_descriptor_t *mca_btl_loom_prepare_src(struct mca_btl_base_module_t
     if (max_data > btl->btl_max_send_size - reserve) {
         max_data = btl->btl_max_send_size - reserve;
     }
-    des = mca_btl_loom_alloc(btl, endpoint, order, reserve + max_data, flags);
+    /* Contiguous data stays where it is, a second segment: the send copies
+     * it out once (or the callback says when the rail let it go). */
+    inplace = max_data > 0 && !opal_convertor_need_buffers(convertor);
+    des = mca_btl_loom_alloc(btl, endpoint, order, reserve + (inplace ? 0 : max_data), flags);
     if (NULL == des) {
         return NULL;
     }
     frag = (mca_btl_loom_frag_t *)des;
-    iov.iov_base = frag->data + reserve;
+    iov.iov_base = inplace ? NULL : frag->data + reserve;
     iov.iov_len  = max_data;
     if (max_data > 0 && opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
         mca_btl_loom_free(btl, des);
         return NULL;
     }
-    frag->segment.seg_len = reserve + max_data;
+    if (inplace) {
+        frag->segments[1].seg_addr.pval = iov.iov_base;
+        frag->segments[1].seg_len       = max_data;
+        des->des_segment_count          = 2;
+    } else {
+        frag->segments[0].seg_len = reserve + max_data;
+    }
     *size = max_data;
     return des;
 }
@@ -113,17 +123,19 @@ int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
 {
     mca_btl_loom_frag_t *frag = (mca_btl_loom_frag_t *)descriptor;
     loom_peer_t *peer;
-    int rc;
+    int rc, i;
 
     (void)btl;
     frag->endpoint      = endpoint;
-    frag->iov.iov_base  = frag->segment.seg_addr.pval;
-    frag->iov.iov_len   = frag->segment.seg_len;
+    for (i = 0; i < (int)descriptor->des_segment_count; ++i) {
+        frag->iov[i].iov_base = frag->segments[i].seg_addr.pval;
+        frag->iov[i].iov_len  = frag->segments[i].seg_len;
+    }
     frag->op.cb         = mca_btl_loom_send_done;
     frag->op.user       = frag;
     MCA_BTL_LOOM_LOCK();
     peer = mca_btl_loom_endpoint_peer(endpoint);
-    rc   = (NULL != peer) ? loom_am_send(peer, tag, &frag->iov, 1, &frag->op) : LOOM_ERR_UNREACH;
+    rc   = (NULL != peer) ? loom_am_send(peer, tag, frag->iov, i, &frag->op) : LOOM_ERR_UNREACH;
     MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK == rc) {
         /* Copied out already: complete now, telling the caller by returning 1. */

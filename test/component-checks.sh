@@ -29,7 +29,7 @@ for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_thres
          eager_limit max_send_size rndv_eager_limit latency bandwidth exclusivity flags \
          eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
          eager_idle_shrink eager_budget eager_ack_timeout eager_cycle \
-         rcache_size rcache_regions rcache_idle push_counters push_waiting; do
+         rcache_size rcache_regions rcache_idle push_counters push_waiting zcopy_threshold; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
 done
@@ -87,6 +87,8 @@ run_bad "slot size must be a multiple of 8" --mca btl_loom_rails tcp:lo \
 run_bad "thresholds must grow" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_slot_sizes \
     256,1024 --mca btl_loom_eager_slot_counts 8,8 --mca btl_loom_eager_thresholds 200,100
 run_bad "btl_loom_eager_ack_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_ack_timeout 1
+run_bad "invalid value 100 for MCA parameter btl_loom_zcopy_threshold" --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_zcopy_threshold 100
 
 # coll loom: its parameters listed; a bad value makes it step aside, saying
 # why, and the job's collectives run on the next component

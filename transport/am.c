@@ -47,31 +47,102 @@ int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_se
     return loom_am_issue_ep(peer, rail, peer->rails[rail].ep, am_id, hdr, iov, iovcnt);
 }
 
-int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
-                     const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt)
+/* May a message go on the rail's endpoint ep now?  LOOM_OK, or why not. */
+static int loom_am_ep_ready(loom_peer_t *peer, int rail, uct_ep_h ep)
 {
     loom_peer_rail_t *prail = &peer->rails[rail];
-    loom_am_pack_arg_t arg = {hdr, iov, iovcnt};
-    ssize_t packed;
 
     if (prail->failed) {
         return LOOM_ERR_UNREACH;
     }
-    if (ep == prail->ep && !prail->usable) {
-        return LOOM_ERR_AGAIN;
-    }
-    packed = uct_ep_am_bcopy(ep, am_id, loom_am_pack, &arg, 0);
-    if (packed >= 0) {
-        return LOOM_OK;
-    }
-    if (UCS_ERR_NO_RESOURCE == (ucs_status_t)packed) {
+    return (ep == prail->ep && !prail->usable) ? LOOM_ERR_AGAIN : LOOM_OK;
+}
+
+/* What a send the transport refused means: busy (try again), or the rail
+ * failed, and the message goes on the rail that took over, if any. */
+static int loom_am_refused(loom_peer_t *peer, int rail, ucs_status_t status)
+{
+    if (UCS_ERR_NO_RESOURCE == status) {
         return LOOM_ERR_AGAIN;
     }
     loom_log(peer->engine, LOOM_LOG_ERROR, "send to peer %#llx on rail %d failed: %s",
-             (unsigned long long)peer->name, rail, ucs_status_string((ucs_status_t)packed));
-    loom_peer_fail_rail(peer, rail, (ucs_status_t)packed);
+             (unsigned long long)peer->name, rail, ucs_status_string(status));
+    loom_peer_fail_rail(peer, rail, status);
     /* another rail took over: the message goes there, after those sent again */
     return peer->rails[peer->am_rail].failed ? LOOM_ERR_IO : LOOM_ERR_AGAIN;
+}
+
+int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
+                     const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt)
+{
+    loom_am_pack_arg_t arg = {hdr, iov, iovcnt};
+    ssize_t packed;
+    int rc = loom_am_ep_ready(peer, rail, ep);
+
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    packed = uct_ep_am_bcopy(ep, am_id, loom_am_pack, &arg, 0);
+    return (packed >= 0) ? LOOM_OK : loom_am_refused(peer, rail, (ucs_status_t)packed);
+}
+
+static void loom_am_zcopy_done(uct_completion_t *self)
+{
+    loom_op_t *op = loom_container_of(self, loom_op_t, comp);
+
+    loom_wire_untrack(op);
+    loom_op_finish(op, (UCS_OK == self->status) ? LOOM_OK : LOOM_ERR_IO);
+}
+
+/* Send a message of the upper layer from where its data lies (the rail
+ * needs no memory handle for it): LOOM_OK when it left at once,
+ * LOOM_INPROGRESS when the rail still reads iov (op completes when it is
+ * done, after loom_am_in_flight), else as loom_am_issue. */
+int loom_am_issue_zcopy(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+                        const struct iovec *iov, int iovcnt, loom_op_t *op)
+{
+    uct_iov_t uiov[LOOM_AM_ZCOPY_IOV];
+    ucs_status_t status;
+    int rc = loom_am_ep_ready(peer, rail, peer->rails[rail].ep), i;
+
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    for (i = 0; i < iovcnt; ++i) {
+        uiov[i].buffer = iov[i].iov_base;
+        uiov[i].length = iov[i].iov_len;
+        uiov[i].memh   = UCT_MEM_HANDLE_NULL;
+        uiov[i].stride = 0;
+        uiov[i].count  = 1;
+    }
+    op->comp.func   = loom_am_zcopy_done;
+    op->comp.count  = 1;
+    op->comp.status = UCS_OK;
+    status = uct_ep_am_zcopy(peer->rails[rail].ep, LOOM_WIRE_SEND, hdr, sizeof(*hdr), uiov,
+                             iovcnt, 0, &op->comp);
+    if (UCS_OK == status) {
+        return LOOM_OK;
+    }
+    if (UCS_INPROGRESS == status) {
+        op->rail = rail;
+        return LOOM_INPROGRESS;
+    }
+    return loom_am_refused(peer, rail, status);
+}
+
+/* A message whose data the rail still reads: it completes with the rail's
+ * completion, or fails with the rail (loom_rdma_fail_wire_ops). */
+void loom_am_in_flight(loom_op_t *op)
+{
+    op->stage = LOOM_STAGE_WAIT;
+    loom_wire_track(op);
+}
+
+/* Its endpoint is going: UCT would drop the completion. */
+void loom_am_zcopy_fail(loom_op_t *op)
+{
+    op->comp.status = UCS_ERR_CANCELED;
+    loom_am_zcopy_done(&op->comp);
 }
 
 /* Queue a control message (it carries its own header) for peer. */

@@ -145,7 +145,7 @@ int loom_atomic(loom_peer_t *peer, loom_op_t *op, int atomic_op, unsigned size,
  * an error. */
 int loom_atomic_advance(loom_op_t *op)
 {
-    int rc = loom_am_send_now(op->peer, LOOM_WIRE_TAG_ENGINE, &op->msg_iov, 1);
+    int rc = loom_am_send_now(op->peer, LOOM_WIRE_TAG_ENGINE, &op->msg_iov, 1, NULL);
 
     if (LOOM_OK == rc) {
         op->stage = LOOM_STAGE_WAIT;

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 struct loom_peer;
+struct loom_op;
 
 /* One message leaving. */
 typedef struct loom_chan_out {
@@ -23,7 +24,11 @@ typedef struct loom_chan_out {
     int                 iovcnt;
     size_t              length;
     bool                ack_now; /* the peer is asked to acknowledge at once */
+    struct loom_op     *op;      /* NULL: the data must be copied out now; else the
+                                    channel may send from iov and complete op later */
     int                 rail;    /* set by the channel that took it: where it went */
+    bool                in_flight; /* set when op completes later (its data is read
+                                      until then) */
 } loom_chan_out_t;
 
 /* One message that arrived whole on a channel the receiver reads. */

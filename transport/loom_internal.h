@@ -46,6 +46,8 @@ typedef struct loom_rail {
                                          loom checks every write (checked_put.c) */
     bool               checked_zcopy; /* checked writes by zero-copy AM */
     size_t             checked_seg;   /* data bytes per checked write message */
+    bool               am_zcopy;      /* messages may leave from the sender's memory
+                                         by zero-copy AM, with no memory handle */
     bool               iface_reachable; /* peers can connect to our interface */
     uct_iface_h        boot_iface;    /* carries CONNECT messages: iface or wireup_iface */
     size_t             boot_iface_addr_len;
@@ -512,6 +514,8 @@ int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h co
                     const char *md_name, const char *tl_name, const char *dev_name);
 void loom_rail_close(loom_rail_t *rail);
 void loom_checked_rail_init(loom_rail_t *rail);
+/* iovs a message sent by zero-copy AM may have (loom_am_issue_zcopy) */
+#define LOOM_AM_ZCOPY_IOV 4
 
 /* link.c */
 /* The peer goes, or we leave it: errors of its endpoints are no failures. */
@@ -541,6 +545,9 @@ int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_s
                    const struct iovec *iov, int iovcnt);
 int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
                       const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
+int  loom_am_issue_zcopy(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+                         const struct iovec *iov, int iovcnt, loom_op_t *op);
+void loom_am_zcopy_fail(loom_op_t *op);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length);
@@ -642,7 +649,9 @@ ucs_status_t loom_msg_ack_recv(void *arg, void *data, size_t length, unsigned fl
 int  loom_msg_watch(loom_engine_t *engine);
 
 /* msg_send.c */
-int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt);
+int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                      loom_op_t *op);
+void loom_am_in_flight(loom_op_t *op);
 int  loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
                   loom_op_t *op);
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);

@@ -12,7 +12,8 @@
  * messages are being sent again, or while too many wait for an
  * acknowledgement; when half of those wait, the message asks for one at
  * once (which only AM carries). */
-int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt)
+int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                     loom_op_t *op)
 {
     loom_engine_t *engine = peer->engine;
     loom_chan_out_t out;
@@ -30,7 +31,9 @@ int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, in
     out.iovcnt  = iovcnt;
     out.length  = loom_iov_length(iov, iovcnt);
     out.ack_now = loom_msg_ack_wanted(peer);
+    out.op      = op;
     out.rail    = -1;
+    out.in_flight = false;
     for (i = 0; i < engine->chan_count && LOOM_ERR_AGAIN == rc; ++i) {
         rc = engine->chans[i]->send(peer, &out);
     }
@@ -39,6 +42,9 @@ int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, in
         loom_msg_sent(peer, out.rail, tag, iov, iovcnt, out.length);
         stats->bytes_sent += out.length;
         ++stats->messages_sent;
+        if (out.in_flight) {
+            return LOOM_INPROGRESS; /* op completes when the rail let the data go */
+        }
     }
     return rc;
 }
@@ -53,16 +59,20 @@ int loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int i
         return LOOM_ERR_INVALID;
     }
     /* Behind queued messages to the same peer: keep the order. */
-    rc = ucs_list_is_empty(&peer->queue) ? loom_am_send_now(peer, tag, iov, iovcnt)
+    rc = ucs_list_is_empty(&peer->queue) ? loom_am_send_now(peer, tag, iov, iovcnt, op)
                                     : LOOM_ERR_AGAIN;
-    if (LOOM_ERR_AGAIN != rc || NULL == op) {
+    if ((LOOM_ERR_AGAIN != rc && LOOM_INPROGRESS != rc) || NULL == op) {
         return rc;
     }
     loom_op_start(peer, op, LOOM_OP_AM, LOOM_STAGE_SEND);
     op->tag    = tag;
     op->iov    = iov;
     op->iovcnt = iovcnt;
-    loom_op_queue(peer, op);
+    if (LOOM_INPROGRESS == rc) {
+        loom_am_in_flight(op); /* sent, its data still read (op->rail set) */
+    } else {
+        loom_op_queue(peer, op);
+    }
     return LOOM_INPROGRESS;
 }
 

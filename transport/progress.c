@@ -15,7 +15,7 @@ int loom_op_advance(loom_op_t *op)
 
     switch (op->kind) {
     case LOOM_OP_AM:
-        return loom_am_send_now(op->peer, op->tag, op->iov, op->iovcnt);
+        return loom_am_send_now(op->peer, op->tag, op->iov, op->iovcnt, op);
     case LOOM_OP_CTRL:
         if (!op->tag && op->peer->rails[op->rail].failed) {
             op->rail = op->peer->am_rail; /* its rail failed while it waited */
@@ -63,7 +63,9 @@ static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count
             return false;
         }
         ++*count;
-        if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
+        if (LOOM_OP_AM == op->kind && LOOM_INPROGRESS == rc) {
+            loom_am_in_flight(op); /* sent, its data still read */
+        } else if (LOOM_OP_AM == op->kind || LOOM_OP_CTRL == op->kind) {
             loom_op_finish(op, (rc < 0) ? rc : LOOM_OK);
         } else if (LOOM_OP_ATOMIC == op->kind) {
             if (rc < 0) {

@@ -183,8 +183,12 @@ void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail)
 
     while (!ucs_list_is_empty(&peer->rails[rail].wire_ops)) {
         op = ucs_list_head(&peer->rails[rail].wire_ops, loom_op_t, wire_link);
-        op->comp.status = UCS_ERR_CANCELED;
-        loom_rdma_comp(&op->comp);
+        if (LOOM_OP_AM == op->kind) {
+            loom_am_zcopy_fail(op); /* a message whose data the rail was reading */
+        } else {
+            op->comp.status = UCS_ERR_CANCELED;
+            loom_rdma_comp(&op->comp);
+        }
     }
 }
 

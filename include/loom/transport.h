@@ -48,6 +48,7 @@ typedef struct loom_rail_stats {
     unsigned long bytes_sent;     /* AM payload and RDMA bytes this side moved out */
     unsigned long bytes_received; /* AM payload and get bytes landed here */
     unsigned long messages_sent;
+    unsigned long messages_zcopy; /* of those, sent from the sender's memory */
     unsigned long messages_received;
     unsigned long puts;
     unsigned long gets;
@@ -185,6 +186,9 @@ typedef struct loom_engine_config {
                                        time (the caller serializes them) */
     bool          trust_network; /* rails without memory protection (tcp) take raw
                                     puts, unchecked by the target */
+    size_t        am_zcopy_min;  /* messages sent with an op, of at least this many
+                                    bytes, leave from the sender's memory on rails
+                                    that need no registration for it (tcp); 0 never */
     /* registration cache (loom_mem_register_cached): 0 bytes = off */
     size_t        rcache_max_bytes;   /* registered bytes kept at most */
     unsigned long rcache_max_regions; /* registrations kept at most */

@@ -6,11 +6,7 @@
 # pushes move (the rxe guest runs test_allreduce over connect-to-ep rails).
 set -eu
 export LOOM_MPI_ARGS="--mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo --mca btl_loom_connect_to_ep 1"
-export LOOM_TEST_LEAVE_OUT="${LOOM_TEST_LEAVE_OUT:-} test_large test_allreduce"
-# the larger runs are run-mpi-tests.sh's
-max_np=${LOOM_TEST_MAX_NP:-0}
-[ "$max_np" -gt 0 ] && [ "$max_np" -lt 4 ] || max_np=4
-export LOOM_TEST_MAX_NP=$max_np
+export LOOM_TEST_REPEAT=1 # up to 4 ranks, without those two
 # what changes is how the rails connect: each program once, at its largest count
 export LOOM_TEST_LARGEST_NP=1
 exec "$(dirname "$0")/run-mpi-tests.sh"

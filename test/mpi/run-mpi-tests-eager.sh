@@ -8,14 +8,10 @@
 # reductions are pushes (its small messages are test_collectives').
 set -eu
 dir=$(dirname "$0")
-export LOOM_TEST_LEAVE_OUT="${LOOM_TEST_LEAVE_OUT:-} test_large test_allreduce"
+export LOOM_TEST_REPEAT=1 # up to 4 ranks, without those two
 base="--mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo --mca btl_loom_eager_rdma on"
-# The passes (LOOM_EAGER_PASSES, default both: grow cycle); up to 4 ranks,
-# the larger runs are run-mpi-tests.sh's.
+# The passes (LOOM_EAGER_PASSES, default both: grow cycle)
 passes=" ${LOOM_EAGER_PASSES:-grow cycle} "
-max_np=${LOOM_TEST_MAX_NP:-0}
-[ "$max_np" -gt 0 ] && [ "$max_np" -lt 4 ] || max_np=4
-export LOOM_TEST_MAX_NP=$max_np
 # LOOM_EAGER_LARGEST_NP=1: each program once, at its largest count
 [ "${LOOM_EAGER_LARGEST_NP:-0}" = 1 ] && export LOOM_TEST_LARGEST_NP=1
 rc=0

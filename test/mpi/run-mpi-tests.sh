@@ -24,6 +24,9 @@
 #                      words: the runs that set that variable, or
 #                      PROGRAM/NAME=value: that program's runs that set it
 #                      (default: none; the emulated rxe guest leaves some out)
+#   LOOM_TEST_REPEAT   1: a pass repeated in another mode (the eager ring and
+#                      connect-to-ep wrappers): at most 4 processes, without
+#                      test_large and test_allreduce, which the plain pass runs
 #
 # Every run stays on loopback (oob and btl tcp restricted to lo).  Each test
 # runs with -np 2, all but test_pvars with -np 4 as well.  Exit code 77 of a
@@ -43,6 +46,10 @@ min_np=${LOOM_TEST_MIN_NP:-0}
 largest_np=${LOOM_TEST_LARGEST_NP:-0}
 only=" ${LOOM_TEST_ONLY:-} "
 leave_out=" ${LOOM_TEST_LEAVE_OUT:-} "
+if [ "${LOOM_TEST_REPEAT:-0}" = 1 ]; then
+    [ "$max_np" -gt 0 ] && [ "$max_np" -lt 4 ] || max_np=4
+    leave_out="$leave_out test_large test_allreduce "
+fi
 
 fixed_args=(--oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
 if [ "$(id -u)" -eq 0 ]; then

@@ -2,7 +2,8 @@
  * Active messages: sizes from 0 to loom_engine_am_max(), several tags, split
  * over several iovecs, in order and byte for byte; oversize sends refused;
  * thousands of sends queued with an op each (some must queue), each callback
- * run exactly once, order kept across the queue; loom_peer_flush.
+ * run exactly once, order kept across the queue, the larger ones sent from
+ * the sender's memory (zero-copy); loom_peer_flush.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the engine's UCT worker, for queued_send_behind() */
@@ -303,6 +304,9 @@ static void am_phase_queued(unit_ctx_t *ctx)
         queued_check_callbacks(ctx, st, QUEUED_TOTAL);
         CHECK_UEQ(loom_engine_rail_stats(ctx->engine, 0)->messages_sent -
                   before.messages_sent, QUEUED_TOTAL);
+        CHECK_MSG(loom_engine_rail_stats(ctx->engine, 0)->messages_zcopy >
+                  before.messages_zcopy, "no message left from the sender's memory: the "
+                  "test did not reach the zero-copy path");
 
         /* Again, but wait with loom_peer_flush. */
         unit_barrier(ctx);
@@ -343,7 +347,18 @@ static void am_body(unit_ctx_t *ctx)
     am_phase_queued(ctx);
 }
 
+/* Sends with an op of at least 512 bytes leave from the sender's memory
+ * (zero-copy AM, tcp needs no registration for it); smaller ones and those
+ * without an op are copied out: phase 2 mixes both in one ordered stream. */
+static void am_configure(loom_engine_config_t *config, bool is_parent)
+{
+    (void)is_parent;
+    config->am_zcopy_min = 512;
+}
+
 int main(void)
 {
-    return unit_main("am", NULL, am_body, am_body);
+    unit_options_t options = {.configure = am_configure};
+
+    return unit_main("am", &options, am_body, am_body);
 }
