@@ -124,10 +124,16 @@ void loom_eager_peer_fini(loom_peer_t *peer)
  * otherwise or goes: a rail the watch took out of use may still deliver what
  * was written before, and must find the ring in place (a message that then
  * comes twice is dropped by its sequence number).  Ring messages lost with
- * a dead rail are sent again by AM, like its AMs (reliable.c).
+ * a dead rail are sent again by AM, like its AMs (reliable.c).  A ring
+ * request under way on the rail may have lost its ack with it: when a rail
+ * comes back it is given up, and the next message asks again at once
+ * (loom_eager_tx_forget_lost), instead of after the timeout and its backoff.
  */
 void loom_eager_rail_failed(loom_peer_t *peer, int rail)
 {
+    if (peer->eager.tx.pending && peer->eager.tx.req_rail == rail) {
+        peer->eager.tx.req_lost = true; /* the request or its ack may have gone with it */
+    }
     if (peer->eager.tx.rail == rail) {
         loom_log(peer->engine, LOOM_LOG_INFO, "eager ring to peer %#llx off: its rail failed",
                  (unsigned long long)peer->name);
@@ -145,6 +151,7 @@ void loom_eager_rail_back(loom_peer_t *peer)
                  "came back", (unsigned long long)peer->name);
         peer->eager.tx.disabled = false;
     }
+    loom_eager_tx_forget_lost(peer);
 }
 
 /* Go down: to the phase the last window's messages needed (idle), or one

@@ -75,6 +75,10 @@ typedef struct loom_eager_tx {
                                      last change or idle window */
     bool              pending;    /* a request awaits its ack */
     bool              disabled;   /* the ring's rail failed: messages by AM */
+    bool              req_lost;   /* the request's rail failed while it was under
+                                     way: its ack may never come, and no backoff
+                                     follows giving up on it */
+    int               req_rail;   /* the rail the request went on */
     uint32_t          req_seq;
     uint64_t          req_time;
     uint64_t          retry_after; /* no request before (after timeout or refusal) */
@@ -185,6 +189,7 @@ uint32_t loom_eager_start_slots(const struct loom_engine *engine, unsigned phase
 void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
 void   loom_eager_tx_drop(struct loom_peer *peer);
 void   loom_eager_tx_rail_closed(struct loom_peer *peer, int rail);
+void   loom_eager_tx_forget_lost(struct loom_peer *peer);
 ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags);
 
 /* eager_rx.c: the receiving side */

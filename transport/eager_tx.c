@@ -251,6 +251,8 @@ static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase, uint32_t sl
     }
     memset(tx->box->mem, 0, engine->eager.box_size);
     tx->pending  = true;
+    tx->req_lost = false;
+    tx->req_rail = peer->am_rail;
     tx->want       = phase;
     tx->want_slots = (0 == phase) ? 0 : slots;
     tx->req_time   = loom_now_ns();
@@ -401,7 +403,9 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
 }
 
 /* level: a peer busy for a while, or a rail that failed (said where it
- * failed), is no news for the user (LOOM_LOG_INFO); a bad ack is. */
+ * failed), is no news for the user (LOOM_LOG_INFO); a bad ack is.  A peer
+ * slow to answer is asked again only after ten times the timeout; a request
+ * lost with a rail at once. */
 static void loom_eager_tx_give_up(loom_peer_t *peer, int level, const char *why)
 {
     loom_eager_tx_t *tx = &peer->eager.tx;
@@ -410,8 +414,20 @@ static void loom_eager_tx_give_up(loom_peer_t *peer, int level, const char *why)
     loom_log(peer->engine, level, "eager ring to peer %#llx: %s; its messages go "
              "by active message", (unsigned long long)peer->name, why);
     tx->pending     = false;
-    tx->retry_after = loom_now_ns() + backoff;
+    tx->retry_after = loom_now_ns() + (tx->req_lost ? 0 : backoff);
+    tx->req_lost    = false;
     loom_eager_tx_drop(peer);
+}
+
+/* A rail to the peer is back: a request that was under way when its rail
+ * failed is given up now (its ack may have gone with the rail), so that
+ * the next message asks again on the rails that work. */
+void loom_eager_tx_forget_lost(loom_peer_t *peer)
+{
+    if (peer->eager.tx.pending && peer->eager.tx.req_lost) {
+        loom_eager_tx_give_up(peer, LOOM_LOG_INFO,
+                              "a rail failed while a ring request was under way");
+    }
 }
 
 /* Both flags of the ack of our request arrived: copy it out of the box,
