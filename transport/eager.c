@@ -134,6 +134,9 @@ void loom_eager_rail_failed(loom_peer_t *peer, int rail)
     if (peer->eager.tx.pending && peer->eager.tx.req_rail == rail) {
         peer->eager.tx.req_lost = true; /* the request or its ack may have gone with it */
     }
+    if (0 != peer->eager.rx.phase && peer->eager.rx.rail == rail) {
+        peer->eager.rx.rail_lost = true; /* the peer's ring writes on it may be lost */
+    }
     if (peer->eager.tx.rail == rail) {
         loom_log(peer->engine, LOOM_LOG_INFO, "eager ring to peer %#llx off: its rail failed",
                  (unsigned long long)peer->name);

@@ -112,6 +112,10 @@ typedef struct loom_eager_rx {
     loom_eager_mem_t  mem;        /* the ring */
     uint32_t          slot;       /* next slot to read */
     uint32_t          ring_recv;  /* ring messages delivered, ever */
+    bool              rail_lost;  /* the ring's rail failed since the last request
+                                     served: ring messages in flight on it may never
+                                     come (they come again by AM), so the next
+                                     request does not wait for them */
     uint32_t          credits_owed; /* slots consumed, not yet returned */
     uint64_t          last_use;
     bool              hinted;     /* asked the sender to shrink; not answered yet */

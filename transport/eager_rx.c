@@ -167,8 +167,9 @@ static const char *loom_eager_req_check(loom_peer_t *peer, int rail,
         *key_p = NULL; /* its box may serve another request by now: no ack */
         return "request older than one already served";
     }
-    if (0 != rx->phase && (loom_seq_after(rx->ring_recv, ring_before) ||
-                           ring_before - rx->ring_recv > LOOM_WIRE_SLOTS_MAX)) {
+    if (0 != rx->phase && !rx->rail_lost &&
+        (loom_seq_after(rx->ring_recv, ring_before) ||
+         ring_before - rx->ring_recv > LOOM_WIRE_SLOTS_MAX)) {
         return "ring message count out of range";
     }
     if (req->phase > LOOM_EAGER_MAX_PHASES) {
@@ -356,13 +357,17 @@ static void loom_eager_rx_serve(loom_peer_t *peer)
     int status;
 
     memcpy(&req, rx->req, sizeof(req));
-    if (0 != rx->phase) {
+    if (0 != rx->phase && !rx->rail_lost) {
         /* the old ring is drained by delivery (loom_eager_progress), which
          * runs before this on every progress */
         if (loom_seq_after(loom_from_le32(req.ring_before), rx->ring_recv)) {
             return; /* ring messages sent before the request are still coming */
         }
     }
+    /* After its rail failed, those that did not land went with its
+     * endpoints (destroyed before the rail came back: nothing late can
+     * land) and the sender sends them again by AM. */
+    rx->rail_lost = false;
     rx->ring_recv = loom_from_le32(req.ring_before);
     rx->req_len   = 0;
     (void)loom_key_parse(peer->engine, rx->req + sizeof(req), loom_key_size(peer->engine),
