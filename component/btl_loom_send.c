@@ -135,7 +135,9 @@ int mca_btl_loom_send(struct mca_btl_base_module_t *btl,
     frag->op.user       = frag;
     MCA_BTL_LOOM_LOCK();
     peer = mca_btl_loom_endpoint_peer(endpoint);
-    rc   = (NULL != peer) ? loom_am_send(peer, tag, frag->iov, i, &frag->op) : LOOM_ERR_UNREACH;
+    rc   = (NULL != peer) ? loom_am_send(peer, tag, frag->iov, (int)descriptor->des_segment_count,
+                                         &frag->op)
+                          : LOOM_ERR_UNREACH;
     MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK == rc) {
         /* Copied out already: complete now, telling the caller by returning 1. */

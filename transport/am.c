@@ -138,13 +138,6 @@ void loom_am_in_flight(loom_op_t *op)
     loom_wire_track(op);
 }
 
-/* Its endpoint is going: UCT would drop the completion. */
-void loom_am_zcopy_fail(loom_op_t *op)
-{
-    op->comp.status = UCS_ERR_CANCELED;
-    loom_am_zcopy_done(&op->comp);
-}
-
 /* Queue a control message (it carries its own header) for peer. */
 static loom_op_t *loom_ctrl_op_new(loom_peer_t *peer, int rail, const void *msg,
                                    size_t length)

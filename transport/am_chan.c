@@ -35,11 +35,7 @@ int loom_am_chan_send(loom_peer_t *peer, loom_chan_out_t *out)
     zcopy = loom_am_chan_zcopy(peer, rail, out);
     rc = zcopy ? loom_am_issue_zcopy(peer, rail, &hdr, out->iov, out->iovcnt, out->op)
              : loom_am_issue(peer, rail, LOOM_WIRE_SEND, &hdr, out->iov, out->iovcnt);
-    if (LOOM_INPROGRESS == rc) {
-        out->in_flight = true;
-        rc = LOOM_OK;
-    }
-    if (LOOM_OK == rc) {
+    if (LOOM_OK == rc || LOOM_INPROGRESS == rc) {
         out->rail = rail;
         peer->engine->rails[rail].stats.messages_zcopy += zcopy;
         ++peer->eager.tx.msgs; /* the ring policy counts every message */

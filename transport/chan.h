@@ -27,8 +27,6 @@ typedef struct loom_chan_out {
     struct loom_op     *op;      /* NULL: the data must be copied out now; else the
                                     channel may send from iov and complete op later */
     int                 rail;    /* set by the channel that took it: where it went */
-    bool                in_flight; /* set when op completes later (its data is read
-                                      until then) */
 } loom_chan_out_t;
 
 /* One message that arrived whole on a channel the receiver reads. */
@@ -46,7 +44,8 @@ typedef struct loom_chan_in {
 typedef struct loom_chan {
     const char *name;
     /* Send the message now, stamped with the peer's next sequence number:
-     * LOOM_OK, LOOM_ERR_AGAIN (not by this channel now: the next one may
+     * LOOM_OK, LOOM_INPROGRESS (sent, but its data is read until out->op
+     * completes), LOOM_ERR_AGAIN (not by this channel now: the next one may
      * take it), or an error. */
     int  (*send)(struct loom_peer *peer, loom_chan_out_t *out);
     /* For a channel the receiver reads (NULL for one whose messages are

@@ -547,7 +547,7 @@ int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
                       const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
 int  loom_am_issue_zcopy(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
                          const struct iovec *iov, int iovcnt, loom_op_t *op);
-void loom_am_zcopy_fail(loom_op_t *op);
+void loom_am_in_flight(loom_op_t *op);
 int  loom_ctrl_send(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_last(loom_peer_t *peer, int rail, const void *msg, size_t length);
 int  loom_ctrl_send_refusal(loom_peer_t *peer, int rail, const void *msg, size_t length);
@@ -651,7 +651,6 @@ int  loom_msg_watch(loom_engine_t *engine);
 /* msg_send.c */
 int  loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
                       loom_op_t *op);
-void loom_am_in_flight(loom_op_t *op);
 int  loom_msg_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, int iovcnt,
                   loom_op_t *op);
 ucs_status_t loom_am_recv_send(void *arg, void *data, size_t length, unsigned flags);

@@ -33,18 +33,14 @@ int loom_am_send_now(loom_peer_t *peer, uint8_t tag, const struct iovec *iov, in
     out.ack_now = loom_msg_ack_wanted(peer);
     out.op      = op;
     out.rail    = -1;
-    out.in_flight = false;
     for (i = 0; i < engine->chan_count && LOOM_ERR_AGAIN == rc; ++i) {
         rc = engine->chans[i]->send(peer, &out);
     }
-    if (LOOM_OK == rc) {
+    if (LOOM_OK == rc || LOOM_INPROGRESS == rc) { /* INPROGRESS: op completes later */
         stats = &engine->rails[out.rail].stats;
         loom_msg_sent(peer, out.rail, tag, iov, iovcnt, out.length);
         stats->bytes_sent += out.length;
         ++stats->messages_sent;
-        if (out.in_flight) {
-            return LOOM_INPROGRESS; /* op completes when the rail let the data go */
-        }
     }
     return rc;
 }

@@ -175,20 +175,16 @@ static void loom_rdma_comp(uct_completion_t *self)
 }
 
 /* The rail's endpoint to the peer was destroyed: what still waits on it
- * (UCT dropped it) fails now, as UCT would have reported had the
- * connection broken. */
+ * (UCT dropped it) fails now through its own completion, as UCT would have
+ * reported had the connection broken. */
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail)
 {
     loom_op_t *op;
 
     while (!ucs_list_is_empty(&peer->rails[rail].wire_ops)) {
         op = ucs_list_head(&peer->rails[rail].wire_ops, loom_op_t, wire_link);
-        if (LOOM_OP_AM == op->kind) {
-            loom_am_zcopy_fail(op); /* a message whose data the rail was reading */
-        } else {
-            op->comp.status = UCS_ERR_CANCELED;
-            loom_rdma_comp(&op->comp);
-        }
+        op->comp.status = UCS_ERR_CANCELED;
+        op->comp.func(&op->comp);
     }
 }
 
