@@ -7,8 +7,10 @@
  * region table (loom_region_check: region, epoch, range), the region's access
  * and the rail's connection epoch before a byte is placed, and answers the
  * last segment with PUT_ACK.  The write completes at the writer with that
- * answer: placed at the target, as a flushed put, or refused.  The raw put
- * stays available with config.trust_network.
+ * answer: placed at the target, as a flushed put, or refused.  The data of
+ * a get (a serve to the requester) is not answered: its last segment tells
+ * the requester, and the owner is done once UCT sent it.  The raw put stays
+ * available with config.trust_network.
  */
 #include "loom_internal.h"
 
@@ -28,6 +30,33 @@ static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t le
     return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
 }
 
+/* The write is the data of a get (a serve whose process to notify is its
+ * destination): its last segment is the notice, and the requester, whose
+ * own rail failure re-drives the get, needs nobody to wait for an answer. */
+static bool loom_checked_put_notifies(const loom_op_t *op)
+{
+    return LOOM_OP_SERVE == op->kind && op->notify == op->peer->name;
+}
+
+/* A get's data all posted: done once UCT holds none of it (as a native
+ * serve that notified early, rdma.c), without the target's PUT_ACK: one
+ * message less per get for the requester to send. */
+static int loom_checked_put_flush(loom_op_t *op)
+{
+    ucs_status_t status = uct_ep_flush(op->peer->rails[op->rail].ep, 0, &op->comp);
+
+    if (UCS_OK == status) {
+        loom_rdma_complete(op, LOOM_OK);
+        return LOOM_OK;
+    }
+    if (UCS_INPROGRESS == status) {
+        op->stage = LOOM_STAGE_WAIT;
+        loom_wire_track(op); /* a failing rail fails it */
+        return LOOM_OK;
+    }
+    return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
+}
+
 /* Send what is left of the write, then wait for the acknowledgement (as a
  * put waits for its flush: a failing rail fails it, loom_rdma_fail_wire_ops). */
 int loom_checked_put_advance(loom_op_t *op)
@@ -35,24 +64,24 @@ int loom_checked_put_advance(loom_op_t *op)
     loom_engine_t *engine = op->peer->engine;
     loom_peer_rail_t *prail = &op->peer->rails[op->rail];
     size_t seg_max = engine->rails[op->rail].checked_seg, length;
+    bool notifies = loom_checked_put_notifies(op);
     loom_wire_put_t hdr;
-    uint8_t notify;
     int rc;
 
     if (LOOM_STAGE_ISSUE == op->stage) {
-        op->write_id   = engine->next_request_id++;
+        op->write_id   = notifies ? 0 : engine->next_request_id++; /* 0: no answer */
         op->rail_epoch = prail->rail_epoch;
         op->sent       = 0;
-        if (0 != loom_hash_put(&engine->requests, op->write_id, op)) {
+        if (!notifies && 0 != loom_hash_put(&engine->requests, op->write_id, op)) {
             op->write_id = 0;
             return LOOM_ERR_NOMEM;
         }
         op->stage = LOOM_STAGE_FLUSH; /* sending its segments */
     } else if (op->rail_epoch != prail->rail_epoch) {
         return LOOM_ERR_UNREACH; /* its connection is gone: the rest would be refused */
+    } else if (op->done_sent) {
+        return loom_checked_put_flush(op); /* every segment went, the flush did not */
     }
-    notify = (LOOM_OP_SERVE == op->kind && op->notify == op->peer->name) ?
-             LOOM_WIRE_FLAG_NOTIFY : 0;
     memset(&hdr, 0, sizeof(hdr));
     hdr.sender       = loom_le64(engine->config.name);
     hdr.write_id     = loom_le64(op->write_id);
@@ -68,7 +97,8 @@ int loom_checked_put_advance(loom_op_t *op)
             length = seg_max;
         }
         loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_PUT, 0, sizeof(hdr) + length);
-        hdr.hdr.flags = notify | ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
+        hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) |
+                        ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
         hdr.offset    = loom_le64((uint64_t)op->sent);
         rc = loom_put_segment(op, &hdr, length);
         if (LOOM_OK != rc) {
@@ -76,6 +106,13 @@ int loom_checked_put_advance(loom_op_t *op)
         }
         op->sent += length;
     } while (op->sent < op->length);
+    if (notifies) {
+        /* the last segment told the requester: counted when told, as every
+         * serve is, and no PUSH_DONE follows */
+        loom_rdma_account(op);
+        op->done_sent = true;
+        return loom_checked_put_flush(op);
+    }
     op->stage = LOOM_STAGE_WAIT;
     loom_wire_track(op);
     return LOOM_OK;
@@ -177,17 +214,18 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
                  (LOOM_ERR_UNREACH == rc) ? "late, of a connection taken out of use"
                                           : loom_strerror(rc));
     }
-    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc ||
-        0 == put.write_id) { /* write id 0: nobody waits for an answer */
+    if (!(put.hdr.flags & LOOM_WIRE_FLAG_LAST) || LOOM_ERR_UNREACH == rc) {
         return UCS_OK;
     }
-    memset(&ack, 0, sizeof(ack));
-    loom_wire_hdr_fill(&ack.hdr, LOOM_WIRE_PUT_ACK, 0, sizeof(ack));
-    ack.sender   = loom_le64(engine->config.name);
-    ack.write_id = put.write_id;
-    ack.status   = loom_le32(loom_rc_to_wire(rc));
-    /* on the rail the data came by: behind nothing of another rail */
-    (void)loom_ctrl_send(peer, rail->index, &ack, sizeof(ack));
+    if (0 != put.write_id) { /* write id 0: nobody waits for an answer */
+        memset(&ack, 0, sizeof(ack));
+        loom_wire_hdr_fill(&ack.hdr, LOOM_WIRE_PUT_ACK, 0, sizeof(ack));
+        ack.sender   = loom_le64(engine->config.name);
+        ack.write_id = put.write_id;
+        ack.status   = loom_le32(loom_rc_to_wire(rc));
+        /* on the rail the data came by: behind nothing of another rail */
+        (void)loom_ctrl_send(peer, rail->index, &ack, sizeof(ack));
+    }
     if (put.hdr.flags & LOOM_WIRE_FLAG_NOTIFY) {
         /* the data of our get is here (or refused): no PUSH_DONE follows */
         loom_op_t *req = loom_checked_put_request(engine, peer, &put);
@@ -231,8 +269,6 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
                  (unsigned long long)peer->name, op->length,
                  (unsigned long long)op->remote, loom_strerror(rc));
     }
-    /* the requester completed its request when it answered */
-    op->write_notified = (LOOM_OP_SERVE == op->kind && op->notify == peer->name);
     loom_wire_untrack(op);
     loom_rdma_complete(op, rc);
     return UCS_OK;

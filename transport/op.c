@@ -15,7 +15,6 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->status     = LOOM_OK;
     op->rkey_valid = false;
     op->done_sent  = false;
-    op->write_notified = false;
     op->on_wire    = false;
     op->region     = NULL;
     op->write_id   = 0;

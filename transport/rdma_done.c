@@ -156,7 +156,7 @@ void loom_rdma_complete(loom_op_t *op, int rc)
         if (LOOM_OK == rc) {
             loom_rdma_account(op);
         }
-        if (LOOM_OP_SERVE == op->kind && !op->write_notified) {
+        if (LOOM_OP_SERVE == op->kind) {
             loom_push_done_send(op->peer->engine, op->notify, op->rail, op->id, op->length, rc,
                                 false);
         }

@@ -235,10 +235,10 @@ struct loom_op {
     uct_mem_h      memh;
     uct_rkey_bundle_t rkey;
     bool           rkey_valid;
-    bool           done_sent;  /* serve: PUSH_DONE already sent after a fence */
+    bool           done_sent;  /* serve: the requester already told (PUSH_DONE
+                                  behind a fence, or its checked write's last
+                                  segment) */
     loom_region_t *region;     /* serve: the region it reads until it ends */
-    bool           write_notified; /* serve: the requester completed its request on
-                                      our checked write itself: no PUSH_DONE */
     size_t         msg_len;
     uint8_t        tag;
     const struct iovec *iov;

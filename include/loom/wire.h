@@ -303,14 +303,15 @@ typedef struct loom_wire_notice_to {
  * not answered: its writer fails it with the rail).  The
  * segment's bytes follow the header, for [addr + offset, addr + offset +
  * segment).  The last segment has LOOM_WIRE_FLAG_LAST and is answered with
- * a PUT_ACK: a region gone or a range refused for one segment is so for
+ * a PUT_ACK, unless write_id is 0 (nobody waits for an answer): a region gone or a range refused for one segment is so for
  * every later one (region ids are never reused), so its status is the
  * write's.
  */
 #define LOOM_WIRE_FLAG_LAST      0x10u
-/* LOOM_WIRE_PUT of a push served to the process it notifies: the target
- * completes its request when the last segment was placed (or refused), and
- * the owner sends no PUSH_DONE once the PUT_ACK came. */
+/* LOOM_WIRE_PUT of a push served to the process it notifies (a get): the
+ * target completes its request when the last segment was placed (or
+ * refused); write_id is 0, and neither PUT_ACK nor PUSH_DONE follows (the
+ * requester's own rail failure re-drives a get whose data never came). */
 #define LOOM_WIRE_FLAG_NOTIFY    0x20u
 
 typedef struct loom_wire_put {
