@@ -107,10 +107,7 @@ int loom_checked_put_advance(loom_op_t *op)
         op->sent += length;
     } while (op->sent < op->length);
     if (notifies) {
-        /* the last segment told the requester: counted when told, as every
-         * serve is, and no PUSH_DONE follows */
-        loom_rdma_account(op);
-        op->done_sent = true;
+        loom_serve_told(op); /* by the last segment: no PUSH_DONE follows */
         return loom_checked_put_flush(op);
     }
     op->stage = LOOM_STAGE_WAIT;

@@ -677,6 +677,7 @@ void loom_atomic_recv(loom_peer_t *peer, int rail, const void *data, size_t leng
 
 /* rdma_done.c */
 void loom_rdma_account(loom_op_t *op);
+void loom_serve_told(loom_op_t *op);
 void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
                          uint64_t request_id, uint64_t length, int rc, bool refusal);
 /* A push's end told to its notices (from its request, or a serve's copy). */

@@ -35,8 +35,8 @@ void loom_op_finish(loom_op_t *op, int status)
         if (LOOM_STAGE_WAIT == op->stage) {
             --op->peer->push_reqs; /* sent, and answered or given up */
         }
-    } else if (LOOM_OP_SERVE == op->kind) {
-        --op->peer->serves;
+    } else if (LOOM_OP_SERVE == op->kind && !op->done_sent) {
+        --op->peer->serves; /* else when the requester was told */
     } else if (LOOM_OP_ATOMIC == op->kind) {
         loom_hash_remove(&engine->requests, op->id);
         --op->peer->atomics;

@@ -218,8 +218,7 @@ static void loom_serve_notify_early(loom_op_t *op)
     }
     loom_push_done_send(notify->engine, op->notify, op->rail, op->id, op->length, LOOM_OK,
                         false);
-    loom_rdma_account(op); /* counted when reported, as in every other case */
-    op->done_sent = true;
+    loom_serve_told(op);
 }
 
 int loom_rdma_advance(loom_op_t *op)

@@ -148,6 +148,17 @@ void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_
     loom_rdma_complete(op, rc);
 }
 
+/* The requester was told its serve is done, before the serve ends (UCT
+ * still holds its data): counted when told, as every serve is, and no
+ * longer among the requester's serves bounded here, since its window
+ * already moved on. */
+void loom_serve_told(loom_op_t *op)
+{
+    loom_rdma_account(op);
+    op->done_sent = true;
+    --op->peer->serves;
+}
+
 void loom_rdma_complete(loom_op_t *op, int rc)
 {
     loom_checked_put_forget(op); /* a late acknowledgement finds nothing */

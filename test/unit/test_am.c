@@ -3,7 +3,9 @@
  * over several iovecs, in order and byte for byte; oversize sends refused;
  * thousands of sends queued with an op each (some must queue), each callback
  * run exactly once, order kept across the queue, the larger ones sent from
- * the sender's memory (zero-copy); loom_peer_flush.
+ * the sender's memory (zero-copy); loom_peer_flush; the only rail failing
+ * under zero-copy messages in flight: each completes once, nothing read
+ * after, the receiver gets a whole, ordered prefix.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the engine's UCT worker, for queued_send_behind() */
@@ -341,10 +343,120 @@ static void am_phase_queued(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* ---- phase 3: the rail fails under zero-copy messages in flight ----------------- */
+
+#define FAIL_TAG     0x31
+#define FAIL_LENGTH  4096
+#define FAIL_MAX     4000
+#define FAIL_SEED    0xfa11ull
+#define FAIL_QUEUED  10 /* behind the one on the wire */
+
+/* Message i of the phase: its number, then FAIL_LENGTH bytes of the pool. */
+static void fail_message(uint8_t *pool, uint32_t *seq, size_t i, struct iovec *iov)
+{
+    *seq            = (uint32_t)i;
+    iov[0].iov_base = seq;
+    iov[0].iov_len  = sizeof(*seq);
+    iov[1].iov_base = pool + (i * 131u) % 8192u;
+    iov[1].iov_len  = FAIL_LENGTH;
+}
+
+/* Sender: messages pile up against a receiver that does not progress, the
+ * one on the wire left from the pool (zero-copy), more queued behind it,
+ * when the only rail fails.
+ * Every message waiting completes once, with an error unless UCT had sent
+ * it whole; the pool is freed at once (under ASan, a read of UCT's after
+ * that is an error).  No callback comes twice, nothing stays in flight. */
+static void fail_send(unit_ctx_t *ctx, unit_op_t *ops, uint32_t *seqs, size_t *count)
+{
+    uint8_t *pool = unit_alloc(FAIL_LENGTH + 8192);
+    struct iovec iov[FAIL_MAX][2];
+    bool waiting[FAIL_MAX];
+    size_t i, n_waiting = 0, failed = 0;
+    int rc;
+
+    unit_fill(pool, FAIL_LENGTH + 8192, FAIL_SEED);
+    unit_wait_other_holds(ctx);
+    for (i = 0; i < FAIL_MAX && n_waiting < 1 + FAIL_QUEUED; ++i) {
+        unit_op_init(&ops[i]);
+        fail_message(pool, &seqs[i], i, iov[i]);
+        rc = loom_am_send(ctx->peer, FAIL_TAG, iov[i], 2, &ops[i].op);
+        waiting[i] = (LOOM_INPROGRESS == rc);
+        CHECK_MSG(LOOM_OK == rc || waiting[i], "message %zu: %s", i, loom_strerror(rc));
+        n_waiting += waiting[i];
+    }
+    *count = i;
+    CHECK_MSG(n_waiting > 0, "%zu messages of %d bytes all left at once: nothing was in "
+              "flight when the rail failed", i, FAIL_LENGTH);
+    CHECK_MSG(!ucs_list_is_empty(&ctx->peer->rails[0].wire_ops), "no zero-copy message "
+              "was in flight (sent from the pool, not yet done) when the rail failed");
+    loom_peer_fail_rail(ctx->peer, 0, UCS_ERR_CONNECTION_RESET);
+    for (i = 0; i < *count; ++i) {
+        UNIT_WAIT(ctx, !waiting[i] || ops[i].calls > 0);
+    }
+    free(pool); /* nobody may read it any more */
+    unit_progress_for(ctx, 0.2); /* no second callback may follow */
+    for (i = 0; i < *count; ++i) {
+        CHECK_MSG(ops[i].calls == (waiting[i] ? 1 : 0), "message %zu (%s): callback ran %d "
+                  "times", i, waiting[i] ? "waiting" : "sent at once", ops[i].calls);
+        failed += (waiting[i] && LOOM_OK != ops[i].status);
+    }
+    CHECK_MSG(failed > 0, "the rail failed, yet every message completed without error");
+    CHECK(ucs_list_is_empty(&ctx->peer->rails[0].wire_ops));
+    unit_note("rail failed under %zu messages: %zu waiting, %zu of them failed", *count,
+              n_waiting, failed);
+    unit_send_u64(ctx, 1); /* the receiver may progress again */
+}
+
+/* Receiver: what arrives of the stream (the sender's socket may still hand
+ * over what it took before its endpoint closed) is a prefix of it, each
+ * message whole, in order, byte for byte. */
+static void fail_receive(unit_ctx_t *ctx)
+{
+    uint8_t *pool = unit_alloc(FAIL_LENGTH + 8192);
+    size_t i;
+
+    unit_fill(pool, FAIL_LENGTH + 8192, FAIL_SEED);
+    unit_hold_progress(ctx);
+    unit_progress_for(ctx, 1.0);
+    for (i = 0; i < ctx->msg_count; ++i) {
+        const unit_msg_t *msg = &ctx->msgs[i];
+        uint32_t seq;
+
+        CHECK_UEQ(msg->tag, FAIL_TAG);
+        CHECK_UEQ(msg->length, sizeof(seq) + FAIL_LENGTH);
+        memcpy(&seq, msg->data, sizeof(seq));
+        CHECK_MSG(seq == i, "message %u arrived in place of message %zu", seq, i);
+        CHECK_MEM(msg->data + sizeof(seq), pool + (i * 131u) % 8192u, FAIL_LENGTH,
+                  "message of a failed rail");
+    }
+    unit_note("%zu messages arrived before the rail failed", ctx->msg_count);
+    unit_msgs_clear(ctx);
+    free(pool);
+}
+
+static void am_phase_rail_fails(unit_ctx_t *ctx)
+{
+    if (ctx->is_parent) {
+        unit_op_t *ops = calloc(FAIL_MAX, sizeof(*ops));
+        uint32_t *seqs = calloc(FAIL_MAX, sizeof(*seqs));
+        size_t count;
+
+        CHECK(NULL != ops && NULL != seqs);
+        fail_send(ctx, ops, seqs, &count);
+        free(seqs);
+        free(ops);
+    } else {
+        fail_receive(ctx);
+    }
+    unit_barrier(ctx);
+}
+
 static void am_body(unit_ctx_t *ctx)
 {
     am_phase_sizes(ctx);
     am_phase_queued(ctx);
+    am_phase_rail_fails(ctx); /* last: the peer has no rail left */
 }
 
 /* Sends with an op of at least 512 bytes leave from the sender's memory

@@ -205,7 +205,7 @@ static void get_window(unit_ctx_t *ctx, get_side_t *side)
     unit_barrier(ctx);
     if (!ctx->is_parent) {
         unit_barrier(ctx);
-        UNIT_WAIT(ctx, 0 == ctx->peer->serves); /* the last acknowledgements came */
+        UNIT_WAIT(ctx, 0 == ctx->peer->serves); /* the last serves were told */
         ctx->peer->serves = LOOM_PUSH_WINDOW;  /* as if that many were queued */
         unit_barrier(ctx);
         unit_barrier(ctx);
