@@ -13,9 +13,9 @@ static bool loom_am_chan_zcopy(const loom_peer_t *peer, int rail, const loom_cha
 {
     const loom_engine_t *engine = peer->engine;
 
-    return NULL != out->op && engine->rails[rail].am_zcopy &&
+    return NULL != out->op && (size_t)out->iovcnt <= engine->rails[rail].am_zcopy_iov &&
            0 != engine->config.am_zcopy_min && out->length >= engine->config.am_zcopy_min &&
-           out->iovcnt <= LOOM_AM_ZCOPY_IOV && !loom_msg_logging(peer);
+           !loom_msg_logging(peer);
 }
 
 int loom_am_chan_send(loom_peer_t *peer, loom_chan_out_t *out)

@@ -46,8 +46,9 @@ typedef struct loom_rail {
                                          loom checks every write (checked_put.c) */
     bool               checked_zcopy; /* checked writes by zero-copy AM */
     size_t             checked_seg;   /* data bytes per checked write message */
-    bool               am_zcopy;      /* messages may leave from the sender's memory
-                                         by zero-copy AM, with no memory handle */
+    size_t             am_zcopy_iov;  /* messages of up to this many pieces may leave
+                                         from the sender's memory by zero-copy AM,
+                                         with no memory handle (0: none) */
     bool               iface_reachable; /* peers can connect to our interface */
     uct_iface_h        boot_iface;    /* carries CONNECT messages: iface or wireup_iface */
     size_t             boot_iface_addr_len;

@@ -95,10 +95,13 @@ int loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h com
     loom_rail_fill_info(rail);
     loom_checked_rail_init(rail);
     /* messages from the sender's memory where that needs no registration */
-    rail->am_zcopy = (rail->attr.cap.flags & UCT_IFACE_FLAG_AM_ZCOPY) &&
-                     !(rail->md_attr.cap.flags & UCT_MD_FLAG_NEED_MEMH) &&
-                     rail->attr.cap.am.max_hdr >= sizeof(loom_wire_send_t) &&
-                     rail->attr.cap.am.max_iov >= LOOM_AM_ZCOPY_IOV;
+    rail->am_zcopy_iov = 0;
+    if ((rail->attr.cap.flags & UCT_IFACE_FLAG_AM_ZCOPY) &&
+        !(rail->md_attr.cap.flags & UCT_MD_FLAG_NEED_MEMH) &&
+        rail->attr.cap.am.max_hdr >= sizeof(loom_wire_send_t)) {
+        rail->am_zcopy_iov = (rail->attr.cap.am.max_iov < LOOM_AM_ZCOPY_IOV) ?
+                             rail->attr.cap.am.max_iov : LOOM_AM_ZCOPY_IOV;
+    }
     rc = loom_rail_check_caps(rail);
     if (LOOM_OK != rc) {
         return rc;
