@@ -231,7 +231,7 @@ int loom_eager_progress(loom_engine_t *engine)
     if (ucs_list_is_empty(&eager->active)) {
         return 0;
     }
-    now   = loom_now_ns();
+    now   = loom_engine_clock(engine);
     check = now >= eager->next_check;
     if (check) {
         eager->next_check = now + LOOM_EAGER_CHECK_NS;

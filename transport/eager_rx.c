@@ -228,7 +228,7 @@ static int loom_eager_rx_provision(loom_peer_t *peer, const loom_wire_eager_req_
     rx->phase = req->phase;
     --engine->eager.stats.rings[0];
     ++engine->eager.stats.rings[rx->phase];
-    rx->last_use = loom_now_ns();
+    rx->last_use = loom_engine_clock_read(peer->engine);
     rx->hinted   = false;
     loom_eager_count_peer(peer);
     return LOOM_WIRE_EAGER_OK;

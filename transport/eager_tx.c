@@ -160,7 +160,7 @@ static void loom_eager_tx_full(loom_peer_t *peer)
     uint32_t max = peer->engine->config.eager_phases[tx->phase - 1].slot_count;
 
     if (++tx->full < LOOM_EAGER_FULL_GROW || tx->mem.slot_count >= max ||
-        loom_now_ns() < tx->retry_after) {
+        loom_engine_clock(peer->engine) < tx->retry_after) {
         return;
     }
     (void)loom_eager_tx_request_slots(peer, tx->phase,
@@ -182,7 +182,7 @@ int loom_eager_send(loom_peer_t *peer, loom_chan_out_t *out)
     if (out->ack_now || tx->disabled || !loom_eager_rail_ok(peer->engine, peer->am_rail)) {
         return LOOM_ERR_AGAIN;
     }
-    now = loom_now_ns();
+    now = loom_engine_clock(peer->engine);
     tx->last_use = now;
     if (length > tx->window_max) {
         tx->window_max = length;
@@ -255,7 +255,7 @@ static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase, uint32_t sl
     tx->req_rail = peer->am_rail;
     tx->want       = phase;
     tx->want_slots = (0 == phase) ? 0 : slots;
-    tx->req_time   = loom_now_ns();
+    tx->req_time   = loom_engine_clock_read(peer->engine);
     loom_eager_activate(peer);
     loom_log(engine, LOOM_LOG_DEBUG, "eager ring to peer %#llx: asked for phase %u, %u slots "
              "(request %u)", (unsigned long long)peer->name, phase, tx->want_slots,
@@ -290,7 +290,7 @@ int loom_eager_tx_request_slots(loom_peer_t *peer, unsigned phase, uint32_t slot
     if (want_bytes > (size_t)tx->mem.slot_size * tx->mem.slot_count &&
         !loom_eager_budget_room(peer, true, want_bytes,
                                 (size_t)tx->mem.slot_size * tx->mem.slot_count)) {
-        tx->retry_after = loom_now_ns() + 20000000ull; /* after the eviction */
+        tx->retry_after = loom_engine_clock_read(peer->engine) + 20000000ull; /* evicted */
         return LOOM_ERR_AGAIN;
     }
     return loom_eager_tx_send_req(peer, phase, slots);
@@ -395,7 +395,7 @@ static int loom_eager_tx_switch(loom_peer_t *peer, const loom_wire_eager_ack_t *
     tx->credits      = tx->mem.slot_count;
     tx->phase        = tx->want;
     tx->full         = 0;
-    tx->window_start = loom_now_ns();
+    tx->window_start = loom_engine_clock_read(peer->engine);
     tx->window_max   = 0;
     loom_eager_count_peer(peer);
     (void)old;
@@ -414,7 +414,7 @@ static void loom_eager_tx_give_up(loom_peer_t *peer, int level, const char *why)
     loom_log(peer->engine, level, "eager ring to peer %#llx: %s; its messages go "
              "by active message", (unsigned long long)peer->name, why);
     tx->pending     = false;
-    tx->retry_after = loom_now_ns() + (tx->req_lost ? 0 : backoff);
+    tx->retry_after = loom_engine_clock_read(peer->engine) + (tx->req_lost ? 0 : backoff);
     tx->req_lost    = false;
     loom_eager_tx_drop(peer);
 }
@@ -470,7 +470,9 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
     int rc;
 
     if (bytes > sizeof(copy) || !loom_eager_ack_take(tx, bytes, want, (uint8_t *)copy)) {
-        if (tx->pending && now - tx->req_time >
+        /* now may be older than a request sent in this very pass (its
+         * messages delivered first): that one has not waited at all */
+        if (tx->pending && now > tx->req_time && now - tx->req_time >
             (uint64_t)engine->config.eager_ack_timeout_ms * 1000000ull) {
             ++engine->eager.stats.ack_timeouts;
             /* the box stays ours: a late ack may still land in it */

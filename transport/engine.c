@@ -98,8 +98,9 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     if (NULL == engine) {
         return LOOM_ERR_NOMEM;
     }
-    engine->config  = *config;
-    engine->wake_fd = -1;
+    engine->config   = *config;
+    engine->wake_fd  = -1;
+    (void)loom_engine_clock_read(engine);
     if (strlen(config->rails) >= sizeof(engine->rails_spec)) {
         loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails: %zu characters, at most %zu",
                  strlen(config->rails), sizeof(engine->rails_spec) - 1);

@@ -155,7 +155,7 @@ static void loom_engine_idle(loom_engine_t *engine, int count)
         return;
     }
     if (!engine->yielding && loom_clock_pass(engine)) {
-        now = loom_now_ns();
+        now = loom_engine_clock(engine); /* read at the start of this pass */
         if (0 == engine->idle_since) {
             engine->idle_since = now;
         } else if (now - engine->idle_since > engine->config.yield_after_us * 1000ull) {
@@ -178,6 +178,9 @@ static int loom_engine_progress_run(loom_engine_t *engine, bool quiet)
     engine->in_progress = true;
     engine->quiet       = quiet;
     ++engine->passes;
+    if (loom_clock_pass(engine)) {
+        (void)loom_engine_clock_read(engine);
+    }
     count = (int)uct_worker_progress(engine->worker);
     for (i = 0; i < engine->poller_count; ++i) {
         count += engine->pollers[i](engine);
