@@ -125,13 +125,15 @@ void loom_eager_peer_fini(loom_peer_t *peer)
  * was written before, and must find the ring in place (a message that then
  * comes twice is dropped by its sequence number).  Ring messages lost with
  * a dead rail are sent again by AM, like its AMs (reliable.c).  A ring
- * request under way on the rail may have lost its ack with it: when a rail
- * comes back it is given up, and the next message asks again at once
+ * request under way may have lost its ack with any failing rail (the
+ * message carrying it may have been sent again on another rail, and the ack
+ * is written on the rail the request arrived by): when a rail comes back it
+ * is given up, and the next message asks again at once
  * (loom_eager_tx_forget_lost), instead of after the timeout and its backoff.
  */
 void loom_eager_rail_failed(loom_peer_t *peer, int rail)
 {
-    if (peer->eager.tx.pending && peer->eager.tx.req_rail == rail) {
+    if (peer->eager.tx.pending) {
         peer->eager.tx.req_lost = true; /* the request or its ack may have gone with it */
     }
     if (0 != peer->eager.rx.phase && peer->eager.rx.rail == rail) {

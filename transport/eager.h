@@ -78,7 +78,6 @@ typedef struct loom_eager_tx {
     bool              req_lost;   /* the request's rail failed while it was under
                                      way: its ack may never come, and no backoff
                                      follows giving up on it */
-    int               req_rail;   /* the rail the request went on */
     uint32_t          req_seq;
     uint64_t          req_time;
     uint64_t          retry_after; /* no request before (after timeout or refusal) */

@@ -252,7 +252,6 @@ static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase, uint32_t sl
     memset(tx->box->mem, 0, engine->eager.box_size);
     tx->pending  = true;
     tx->req_lost = false;
-    tx->req_rail = peer->am_rail;
     tx->want       = phase;
     tx->want_slots = (0 == phase) ? 0 : slots;
     tx->req_time   = loom_engine_clock_read(peer->engine);
