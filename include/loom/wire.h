@@ -303,9 +303,9 @@ typedef struct loom_wire_notice_to {
  * not answered: its writer fails it with the rail).  The
  * segment's bytes follow the header, for [addr + offset, addr + offset +
  * segment).  The last segment has LOOM_WIRE_FLAG_LAST and is answered with
- * a PUT_ACK, unless write_id is 0 (nobody waits for an answer): a region gone or a range refused for one segment is so for
- * every later one (region ids are never reused), so its status is the
- * write's.
+ * a PUT_ACK, unless write_id is 0 (nobody waits for an answer): a region
+ * gone or a range refused for one segment is so for every later one
+ * (region ids are never reused), so its status is the write's.
  */
 #define LOOM_WIRE_FLAG_LAST      0x10u
 /* LOOM_WIRE_PUT of a push served to the process it notifies (a get): the

@@ -357,7 +357,7 @@ static void fail_message(uint8_t *pool, uint32_t *seq, size_t i, struct iovec *i
     *seq            = (uint32_t)i;
     iov[0].iov_base = seq;
     iov[0].iov_len  = sizeof(*seq);
-    iov[1].iov_base = pool + (i * 131u) % 8192u;
+    iov[1].iov_base = pool + queued_offset(i);
     iov[1].iov_len  = FAIL_LENGTH;
 }
 
@@ -427,7 +427,7 @@ static void fail_receive(unit_ctx_t *ctx)
         CHECK_UEQ(msg->length, sizeof(seq) + FAIL_LENGTH);
         memcpy(&seq, msg->data, sizeof(seq));
         CHECK_MSG(seq == i, "message %u arrived in place of message %zu", seq, i);
-        CHECK_MEM(msg->data + sizeof(seq), pool + (i * 131u) % 8192u, FAIL_LENGTH,
+        CHECK_MEM(msg->data + sizeof(seq), pool + queued_offset(i), FAIL_LENGTH,
                   "message of a failed rail");
     }
     unit_note("%zu messages arrived before the rail failed", ctx->msg_count);
