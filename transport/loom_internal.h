@@ -725,7 +725,6 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
 /* rdma.c */
 ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_rdma_advance(loom_op_t *op);
-int  loom_rdma_wait_on(loom_op_t *op, ucs_status_t status);
 void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail);
 void loom_serves_cancel(loom_region_t *region);
 void loom_serves_release_sent(loom_region_t *region);

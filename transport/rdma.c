@@ -188,9 +188,7 @@ void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail)
     }
 }
 
-/* An op whose UCT operation (a transfer, or the flush ending it) was posted:
- * done now, or waiting for its completion, which a failing rail also runs. */
-int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
+static int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
 {
     if (UCS_OK == status) {
         loom_rdma_complete(op, LOOM_OK);
