@@ -67,6 +67,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"connect_retries", "CONNECT messages sent again, on a fresh wireup endpoint, to a "
      "process that had not connected back on this rail (rails that connect endpoint to "
      "endpoint, such as rc_verbs)", offsetof(loom_rail_stats_t, connect_retries)},
+    {"wireup_failures", "Wireup endpoints (which carry CONNECT messages on rails that "
+     "connect endpoint to endpoint) found failed by a CONNECT and made afresh; the rail "
+     "itself goes on", offsetof(loom_rail_stats_t, wireup_failures)},
     {"rejoin_tries", "Attempts to bring this rail back into use for a peer after it "
      "failed: probes on fresh endpoints (tcp), or fresh endpoint addresses announced "
      "(rails that connect endpoint to endpoint, such as rc_verbs)",

@@ -72,6 +72,27 @@ static int loom_am_refused(loom_peer_t *peer, int rail, ucs_status_t status)
     return peer->rails[peer->am_rail].failed ? LOOM_ERR_IO : LOOM_ERR_AGAIN;
 }
 
+/*
+ * The rail's wireup endpoint refused a CONNECT.  That says nothing of the
+ * rail: when the peer renews its own wireup endpoint (connect_retry.c), UCT
+ * closes the connection the two endpoints may share, which resets ours.
+ * The CONNECT is lost, as an undelivered one would be, and sent again as
+ * such (connect_retry.c, or the peer's own CONNECT again); it goes on a
+ * fresh endpoint.
+ */
+static int loom_am_boot_refused(loom_peer_t *peer, int rail, ucs_status_t status)
+{
+    if (UCS_ERR_NO_RESOURCE == status) {
+        return LOOM_ERR_AGAIN;
+    }
+    loom_log(peer->engine, LOOM_LOG_INFO, "wireup endpoint of rail %d to peer %#llx failed "
+             "(%s): the next CONNECT goes on a fresh one", rail,
+             (unsigned long long)peer->name, ucs_status_string(status));
+    ++peer->engine->rails[rail].stats.wireup_failures;
+    loom_peer_boot_ep_renew(peer, rail);
+    return LOOM_ERR_UNREACH;
+}
+
 int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
                      const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt)
 {
@@ -83,7 +104,11 @@ int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
         return rc;
     }
     packed = uct_ep_am_bcopy(ep, am_id, loom_am_pack, &arg, 0);
-    return (packed >= 0) ? LOOM_OK : loom_am_refused(peer, rail, (ucs_status_t)packed);
+    if (packed >= 0) {
+        return LOOM_OK;
+    }
+    return (ep == peer->rails[rail].ep) ? loom_am_refused(peer, rail, (ucs_status_t)packed)
+                                        : loom_am_boot_refused(peer, rail, (ucs_status_t)packed);
 }
 
 static void loom_am_zcopy_done(uct_completion_t *self)

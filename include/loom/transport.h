@@ -73,6 +73,8 @@ typedef struct loom_rail_stats {
                                      message stream) */
     unsigned long connect_retries; /* CONNECTs sent again to a peer that had not
                                       connected back (connect-to-ep rails) */
+    unsigned long wireup_failures; /* wireup endpoints found failed by a CONNECT
+                                      and made afresh */
     unsigned long rejoin_tries;   /* attempts to bring this failed rail back for a
                                      peer: probes, or fresh endpoint addresses announced */
 } loom_rail_stats_t;

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #define LEN (1 << 20)
 
@@ -241,6 +242,82 @@ static void lost_connects(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* A control-channel barrier that runs no progress meanwhile. */
+static void barrier_noprogress(unit_ctx_t *ctx)
+{
+    uint64_t token;
+
+    unit_send_u64(ctx, 1);
+    unit_recv_noprogress(ctx, &token, sizeof(token));
+}
+
+/* The port a tcp interface listens on: UCT 1.13's tcp interface address. */
+static unsigned iface_port(unit_ctx_t *ctx)
+{
+    uint16_t port;
+
+    memcpy(&port, ctx->engine->rails[0].iface_addr, sizeof(port));
+    return ntohs(port);
+}
+
+/*
+ * Both sides renew their wireup endpoints at once, each connecting before
+ * it heard of the other, and only the listener then runs progress.  The
+ * listener's interface address being the higher one, UCT moves the
+ * listener's endpoint onto the connection the renewer made (a simultaneous
+ * connection) while the renewer's own endpoint still waits for its answer.
+ * The renewer renews again, which closes that connection under the
+ * listener's endpoint.  The listener's next CONNECT finds its wireup
+ * endpoint failed: that fails no rail, and the CONNECT after it goes on a
+ * fresh one (the fresh-clone CI saw a CONNECT sent again under load reset
+ * the peer's wireup endpoint, whose failure then failed the only rail).
+ */
+static void wireup_reset(unit_ctx_t *ctx)
+{
+    loom_peer_rail_t *prail;
+    unsigned port = iface_port(ctx), other;
+    bool renewer;
+
+    CHECK_MSG(LOOM_OK == ctx->connect_rc, "connect-to-ep peer connection failed: %d (%s)",
+              ctx->connect_rc, loom_strerror(ctx->connect_rc));
+    CHECK(0 == strcmp(ctx->engine->rails[0].info.tl_name, "tcp"));
+    send_waiting(ctx, ctx->is_parent ? "from parent" : "from child ", 11);
+    UNIT_WAIT(ctx, ctx->msg_count >= 1);
+    unit_msgs_clear(ctx);
+    prail = &ctx->peer->rails[0];
+    unit_send_u64(ctx, port);
+    other = (unsigned)unit_recv_u64(ctx);
+    CHECK(port != other);
+    renewer = port < other;
+
+    loom_peer_boot_ep_renew(ctx->peer, 0);
+    barrier_noprogress(ctx);
+    if (!renewer) {
+        unit_progress_for(ctx, 0.3);
+    }
+    barrier_noprogress(ctx);
+    if (renewer) {
+        loom_peer_boot_ep_renew(ctx->peer, 0);
+    }
+    unit_barrier(ctx);
+    if (!renewer) {
+        unit_progress_for(ctx, 0.2);
+        CHECK_RC(loom_connect_send(ctx->peer, 0, true), LOOM_OK);
+        UNIT_WAIT(ctx, 0 == loom_peer_outstanding(ctx->peer));
+        CHECK_UEQ(ctx->engine->rails[0].stats.wireup_failures, 1);
+        CHECK_RC(loom_connect_send(ctx->peer, 0, true), LOOM_OK);
+        UNIT_WAIT(ctx, 0 == loom_peer_outstanding(ctx->peer));
+        CHECK_UEQ(ctx->engine->rails[0].stats.wireup_failures, 1);
+    }
+    unit_barrier(ctx);
+    CHECK_MSG(!prail->failed && prail->usable, "the rail failed with its wireup endpoint");
+    send_waiting(ctx, ctx->is_parent ? "from parent" : "from child ", 11);
+    UNIT_WAIT(ctx, ctx->msg_count >= 1);
+    CHECK_MEM(ctx->msgs[0].data, ctx->is_parent ? "from child " : "from parent", 11,
+              "a message after the wireup endpoint was reset");
+    unit_barrier(ctx);
+}
+
 int main(void)
 {
     unit_options_t options = {.force_connect_to_ep = true};
@@ -253,6 +330,8 @@ int main(void)
                     waits_parent, waits_child);
     rc |= unit_main("connect_ep both first CONNECTs lost", &lossy, lost_connects,
                     lost_connects);
-    return rc | unit_main("connect_ep the answer that says connected lost", &no_answer,
-                          lost_connects, lost_connects);
+    rc |= unit_main("connect_ep the answer that says connected lost", &no_answer,
+                    lost_connects, lost_connects);
+    return rc | unit_main("connect_ep a wireup endpoint reset by the peer", &options,
+                          wireup_reset, wireup_reset);
 }
