@@ -43,18 +43,7 @@ static bool loom_checked_put_notifies(const loom_op_t *op)
  * message less per get for the requester to send. */
 static int loom_checked_put_flush(loom_op_t *op)
 {
-    ucs_status_t status = uct_ep_flush(op->peer->rails[op->rail].ep, 0, &op->comp);
-
-    if (UCS_OK == status) {
-        loom_rdma_complete(op, LOOM_OK);
-        return LOOM_OK;
-    }
-    if (UCS_INPROGRESS == status) {
-        op->stage = LOOM_STAGE_WAIT;
-        loom_wire_track(op); /* a failing rail fails it */
-        return LOOM_OK;
-    }
-    return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
+    return loom_rdma_wait_on(op, uct_ep_flush(op->peer->rails[op->rail].ep, 0, &op->comp));
 }
 
 /* Send what is left of the write, then wait for the acknowledgement (as a

@@ -690,6 +690,10 @@ void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *n
 void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_t request_id,
                         uint64_t length, int rc);
 void loom_rdma_complete(loom_op_t *op, int rc);
+/* What the UCT call that ends an operation (a get, a flush) returned:
+ * completed now, waiting on the rail (stage WAIT, tracked), or as an error
+ * code (LOOM_ERR_AGAIN when the rail is busy). */
+int  loom_rdma_wait_on(loom_op_t *op, ucs_status_t status);
 
 /* push_serve.c */
 /* A push request, from a peer (by rail) or of this process (rail -1),

@@ -188,20 +188,6 @@ void loom_rdma_fail_wire_ops(loom_peer_t *peer, int rail)
     }
 }
 
-static int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
-{
-    if (UCS_OK == status) {
-        loom_rdma_complete(op, LOOM_OK);
-        return LOOM_OK;
-    }
-    if (UCS_INPROGRESS == status) {
-        op->stage = LOOM_STAGE_WAIT;
-        loom_wire_track(op);
-        return LOOM_OK;
-    }
-    return loom_status_to_rc(status);
-}
-
 /*
  * When the process to notify is the destination, reached on the same rail,
  * the notice can follow the data at once behind a fence: the endpoint

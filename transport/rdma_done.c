@@ -181,3 +181,17 @@ void loom_rdma_complete(loom_op_t *op, int rc)
     }
     loom_op_finish(op, rc);
 }
+
+int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
+{
+    if (UCS_OK == status) {
+        loom_rdma_complete(op, LOOM_OK);
+        return LOOM_OK;
+    }
+    if (UCS_INPROGRESS == status) {
+        op->stage = LOOM_STAGE_WAIT;
+        loom_wire_track(op); /* a failing rail fails it */
+        return LOOM_OK;
+    }
+    return loom_status_to_rc(status);
+}
