@@ -1,9 +1,10 @@
 /*
  * A message larger than 2 GiB (more bytes than an int counts, and more
  * than a 31-bit length field holds), sent with a derived datatype from rank
- * 0 to rank 1 and sent back whole: every byte verified on both sides.
- * Other ranks take no part.  Skips where the machine has not the memory
- * for the three buffers (rank 0's two and rank 1's one).
+ * 0 to rank 1: every byte verified.  One way only: the way back took as
+ * long again and moved the same sizes by the same protocol.  Other ranks
+ * take no part.  Skips where the machine has not the memory for the two
+ * buffers.
  */
 #include "loom_test_util.h"
 
@@ -67,7 +68,7 @@ static void verify(const uint64_t *buf, size_t words, unsigned seed, const char 
 int main(int argc, char **argv)
 {
     size_t bytes = (size_t)BLOCK * BLOCKS, words = bytes / sizeof(uint64_t);
-    uint64_t *out = NULL, *in;
+    uint64_t *out = NULL, *in = NULL;
     MPI_Datatype block;
     MPI_Status status;
     int rank, nprocs, count;
@@ -79,9 +80,9 @@ int main(int argc, char **argv)
         char reason[128];
 
         LOOM_CHECK_MPI(MPI_Bcast(&avail, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
-        if (avail < 3 * bytes + bytes / 2) {
+        if (avail < 2 * bytes + bytes / 2) {
             snprintf(reason, sizeof(reason), "test_large needs %zu MiB of free memory, the "
-                     "machine has %llu MiB", (3 * bytes + bytes / 2) >> 20, avail >> 20);
+                     "machine has %llu MiB", (2 * bytes + bytes / 2) >> 20, avail >> 20);
             loom_test_skip(reason);
         }
     }
@@ -89,17 +90,8 @@ int main(int argc, char **argv)
     LOOM_CHECK_MPI(MPI_Type_commit(&block));
     if (0 == rank) {
         out = loom_malloc(bytes);
-        in  = loom_malloc(bytes);
         fill(out, words, 1);
-        memset(in, LOOM_POISON, bytes);
         LOOM_CHECK_MPI(MPI_Send(out, BLOCKS, block, 1, 1, MPI_COMM_WORLD));
-        LOOM_CHECK_MPI(MPI_Recv(in, BLOCKS, block, 1, 2, MPI_COMM_WORLD, &status));
-        LOOM_CHECK_MPI(MPI_Get_count(&status, block, &count));
-        if (BLOCKS != count) {
-            loom_fail("the message back from rank 1 has %d blocks of %d bytes, expected %d",
-                      count, BLOCK, BLOCKS);
-        }
-        verify(in, words, 1, "rank 0: the 2 GiB message back from rank 1");
     } else if (1 == rank) {
         in = loom_malloc(bytes);
         memset(in, LOOM_POISON, bytes);
@@ -110,9 +102,6 @@ int main(int argc, char **argv)
                       BLOCK, BLOCKS);
         }
         verify(in, words, 1, "rank 1: the 2 GiB message from rank 0");
-        LOOM_CHECK_MPI(MPI_Send(in, BLOCKS, block, 0, 2, MPI_COMM_WORLD));
-    } else {
-        in = NULL;
     }
     free(out);
     free(in);
