@@ -34,7 +34,7 @@ run() {
 }
 plain="test_sizes test_many_outstanding test_any_source test_alltoall test_pvars test_stripe
        test_p2p_modes test_collectives test_threads"
-in_turn="test_sizes test_many_outstanding test_any_source test_threads"
+in_turn="test_sizes test_many_outstanding test_threads"
 # Under AddressSanitizer (which runs everything again, several times slower)
 # the programs whose paths the others do not take on two rails: memory
 # errors show there without the rest.
