@@ -40,7 +40,7 @@ in_turn="test_sizes test_many_outstanding test_threads"
 # errors show there without the rest.
 if [ -n "${LOOM_ASAN_LOGS:-}" ]; then
     plain="test_sizes test_stripe test_threads"
-    in_turn="test_many_outstanding test_threads"
+    in_turn="test_many_outstanding"
 fi
 for t in $plain; do
     run $t
