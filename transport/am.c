@@ -82,9 +82,6 @@ static int loom_am_refused(loom_peer_t *peer, int rail, ucs_status_t status)
  */
 static int loom_am_boot_refused(loom_peer_t *peer, int rail, ucs_status_t status)
 {
-    if (UCS_ERR_NO_RESOURCE == status) {
-        return LOOM_ERR_AGAIN;
-    }
     loom_log(peer->engine, LOOM_LOG_INFO, "wireup endpoint of rail %d to peer %#llx failed "
              "(%s): the next CONNECT goes on a fresh one", rail,
              (unsigned long long)peer->name, ucs_status_string(status));
@@ -107,8 +104,10 @@ int loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
     if (packed >= 0) {
         return LOOM_OK;
     }
-    return (ep == peer->rails[rail].ep) ? loom_am_refused(peer, rail, (ucs_status_t)packed)
-                                        : loom_am_boot_refused(peer, rail, (ucs_status_t)packed);
+    if (ep != peer->rails[rail].ep && UCS_ERR_NO_RESOURCE != (ucs_status_t)packed) {
+        return loom_am_boot_refused(peer, rail, (ucs_status_t)packed);
+    }
+    return loom_am_refused(peer, rail, (ucs_status_t)packed); /* busy, or the rail failed */
 }
 
 static void loom_am_zcopy_done(uct_completion_t *self)
