@@ -11,6 +11,12 @@
 # taking turns, so that a noisy machine moves all of them alike.  Builds
 # nothing.  A configuration that fails shows as n/a.
 #
+# --layers adds, in the same rounds, the 8 B latency of the layers under
+# the two MPI stacks: UCT's own (ucx_perftest am_lat over loom's rail),
+# loom's engine alone (bench_am_lat, no MPI) and UCP's (ucx_perftest
+# tag_lat with pml ucx's UCX_TLS), so that what ob1 with the BTL and what
+# pml ucx add over their transports show apart.
+#
 # usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
 #   --bindir DIR  directory holding bench_latency and bench_bw
 #                 (default: test/mpi of this repository)
@@ -23,6 +29,8 @@
 #   --ucx-tls TLS --ucx-devices DEVS
 #                 UCX_TLS and UCX_NET_DEVICES of the pml ucx runs
 #                 (default tcp,self and lo)
+#   --layers      also the 8 B latency by layer (needs ucx_perftest and
+#                 bench_am_lat, built beside the MPI benchmarks in ../unit)
 # environment:
 #   LOOM_MPIRUN           mpirun command (default: mpirun)
 #   LOOM_BENCH_LOOM_ARGS  extra mpirun arguments for the loom runs
@@ -38,6 +46,7 @@ rails=tcp:lo
 ucx_tls=tcp,self
 ucx_devices=lo
 rounds=3
+layers=0
 
 usage() {
     cat <<EOF
@@ -51,6 +60,7 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
   --rounds N    runs of each configuration; the tables show medians (default 3)
   --ucx-tls TLS, --ucx-devices DEVS
                 UCX_TLS and UCX_NET_DEVICES for pml ucx (default tcp,self, lo)
+  --layers      also the 8 B latency of UCT, loom's engine and UCP
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
 mpirun arguments for the loom runs), LOOM_BENCH_BIND (--bind-to value,
 default core)
@@ -67,6 +77,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --ucx-tls) ucx_tls=${2:?--ucx-tls needs a transport list}; shift 2 ;;
     --ucx-devices) ucx_devices=${2:?--ucx-devices needs a device list}; shift 2 ;;
+    --layers) layers=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "unknown argument: $1" >&2; usage 2 ;;
     esac
@@ -80,6 +91,13 @@ for bench in bench_latency bench_bw; do
     fi
 done
 mkdir -p "$outdir" || exit 1
+# the medians are of this run's rounds only, not of an earlier run's
+rm -f "$outdir"/latency-*.r*.txt "$outdir"/bw-*.r*.txt "$outdir"/layer-*.r*.txt*
+if [ "$layers" = 1 ]; then
+    # shellcheck source=contrib/bench-layers.sh
+    . "$script_dir/bench-layers.sh"
+    layers_check
+fi
 
 read -r -a mpirun <<< "${LOOM_MPIRUN:-mpirun}"
 read -r -a loom_extra <<< "${LOOM_BENCH_LOOM_ARGS:-}"
@@ -138,11 +156,17 @@ for bench in bench_latency bench_bw; do
         say "#   $cfg: $(quote_words "${cmd[@]}")"
     done
 done
+if [ "$layers" = 1 ]; then
+    layers_say_commands
+fi
 cp "$summary" "$outdir/commands.txt"
 
 ok_count=0
 declare -A ok
 for round in $(seq 1 "$rounds"); do
+    if [ "$layers" = 1 ]; then
+        layers_round "$round"
+    fi
     for bench in bench_latency bench_bw; do
         for cfg in "${configs[@]}"; do
             raw="$outdir/${bench#bench_}-$cfg.r$round.txt"
@@ -201,6 +225,9 @@ table() {
 {
     table bench_latency "Latency (us), lower is better"
     table bench_bw "Bandwidth (MB/s), higher is better"
+    if [ "$layers" = 1 ]; then
+        layers_table
+    fi
 } | tee -a "$summary"
 
 echo

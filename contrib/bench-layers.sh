@@ -1,0 +1,150 @@
+# The 8 B latency of the layers under loom and pml ucx, for loom-bench.sh
+# --layers (sourced; uses its rails, ucx_tls, ucx_devices, bindir, outdir,
+# rounds and say).  Three more configurations, run once per round beside
+# the MPI ones:
+#   uct     ucx_perftest -t am_lat over loom's rail (UCT's own floor)
+#   engine  bench_am_lat: loom's engine alone, the same ping-pong with no MPI
+#   ucp     ucx_perftest -t tag_lat with pml ucx's UCX_TLS and devices
+# The table then splits each MPI figure into its transport and what the
+# MPI layers on top add: loom - engine (ob1 and the BTL glue) against
+# ucx - ucp (pml ucx), and engine - uct against ucp - uct.
+
+layers_size=8
+layers_iters=${LOOM_BENCH_LAYER_ITERS:-20000}
+layers_engine="$bindir/../unit/bench_am_lat"
+
+layers_check() {
+    if [[ "$rails" == *,* ]]; then
+        echo "error: --layers measures one rail; --rails $rails has several" >&2
+        exit 2
+    fi
+    if ! command -v ucx_perftest > /dev/null; then
+        echo "error: --layers needs ucx_perftest (Debian package ucx-utils)" >&2
+        exit 1
+    fi
+    if [ ! -x "$layers_engine" ]; then
+        echo "error: $layers_engine not found (it is built with the MPI benchmarks)" >&2
+        exit 1
+    fi
+    layers_tl=${rails%%:*}
+    layers_dev=${rails#*:}
+    # the server on the second core, the client on the first, as mpirun
+    # --bind-to core places ranks 1 and 0
+    if [ "${LOOM_BENCH_BIND:-core}" = none ]; then
+        layers_server_bind=()
+        layers_client_bind=()
+        layers_cores=none
+    else
+        layers_server_bind=(-c 1)
+        layers_client_bind=(-c 0)
+        layers_cores=0,1
+    fi
+}
+
+layers_say_commands() {
+    local common="-s $layers_size -n $layers_iters"
+    say "#   uct: ucx_perftest [127.0.0.1] -t am_lat -x $layers_tl -d $layers_dev $common" \
+        "${layers_server_bind[*]:+(server ${layers_server_bind[*]}, client ${layers_client_bind[*]})}"
+    say "#   engine: LOOM_BENCH_RAILS=$rails LOOM_BENCH_CORES=$layers_cores" \
+        "$layers_engine $layers_size $layers_iters 1"
+    say "#   ucp: UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices ucx_perftest [127.0.0.1]" \
+        "-t tag_lat $common"
+}
+
+# One ucx_perftest ping-pong between a server and a client process on
+# loopback; its one-way latency (us) goes to $1.  The client tries again
+# while the server is not listening yet.
+layers_perftest() {
+    local out=$1 port=$((20000 + RANDOM % 20000)) try server rc=1
+    shift
+    timeout -k 5 300 ucx_perftest -p "$port" ${layers_server_bind[@]+"${layers_server_bind[@]}"} \
+        -s "$layers_size" -n "$layers_iters" "$@" > "$out.server" 2>&1 &
+    server=$!
+    for try in $(seq 1 50); do
+        rc=0
+        timeout -k 5 300 ucx_perftest 127.0.0.1 -p "$port" \
+            ${layers_client_bind[@]+"${layers_client_bind[@]}"} \
+            -s "$layers_size" -n "$layers_iters" "$@" > "$out.client" 2>&1 || rc=$?
+        if [ "$rc" -eq 0 ] || ! grep -q "Connection refused" "$out.client"; then
+            break
+        fi
+        sleep 0.2
+    done
+    if [ "$rc" -ne 0 ]; then
+        kill "$server" 2> /dev/null # it would wait for a client for good
+    fi
+    wait "$server"
+    # Final: iterations, median, average, overall average (us), ...
+    awk '$1 == "Final:" { print $5 }' "$out.client" > "$out"
+    [ -s "$out" ]
+}
+
+# Round $1 of the three layer configurations; a failed one is left out of
+# its median with a warning, as the MPI ones are.
+layers_round() {
+    local round=$1 cfg raw rc
+    for cfg in uct engine ucp; do
+        raw="$outdir/layer-$cfg.r$round.txt"
+        echo "round $round/$rounds: running the $cfg layer ..." >&2
+        rc=0
+        case "$cfg" in
+        uct) layers_perftest "$raw" -t am_lat -x "$layers_tl" -d "$layers_dev" || rc=$? ;;
+        ucp) UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices \
+                 layers_perftest "$raw" -t tag_lat || rc=$? ;;
+        engine)
+            LOOM_BENCH_RAILS=$rails LOOM_BENCH_CORES=$layers_cores timeout -k 5 300 \
+                "$layers_engine" "$layers_size" "$layers_iters" 1 > "$raw.out" 2>&1 || rc=$?
+            sed -n 's/^bench_am_lat: .* one-way \([0-9.]*\) us.*/\1/p' "$raw.out" > "$raw"
+            if [ "$rc" -eq 0 ] && [ ! -s "$raw" ]; then
+                rc=1
+            fi ;;
+        esac
+        if [ "$rc" -ne 0 ]; then
+            say "WARNING: layer '$cfg' failed (exit $rc, round $round), left out of its" \
+                "median; output in $raw.*"
+            rm -f "$raw"
+        fi
+    done
+}
+
+# The median of the one-number files $@ (n/a if none).
+layers_median() {
+    cat "$@" 2>/dev/null | sort -g | awk '
+        { v[++n] = $1 }
+        END {
+            if (n == 0) { print "n/a"; exit }
+            print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }'
+}
+
+# The 8 B latency of MPI configuration $1 in each round, one per line.
+layers_mpi_8b() {
+    cat "$outdir/latency-$1".r*.txt 2>/dev/null | awk '$1 == 8 { print $2 }'
+}
+
+layers_table() {
+    local loom ucx uct engine ucp
+    loom=$(layers_median <(layers_mpi_8b loom))
+    ucx=$(layers_median <(layers_mpi_8b ucx))
+    uct=$(layers_median "$outdir"/layer-uct.r*.txt)
+    engine=$(layers_median "$outdir"/layer-engine.r*.txt)
+    ucp=$(layers_median "$outdir"/layer-ucp.r*.txt)
+    awk -v uct="$uct" -v engine="$engine" -v ucp="$ucp" -v loom="$loom" -v ucx="$ucx" \
+        -v rounds="$rounds" -v tl="$layers_tl" '
+        function ok(x) { return x != "n/a" && x != "" }
+        function ratio(a, b) { return (ok(a) && ok(b) && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
+        function diff(a, b) { return (ok(a) && ok(b)) ? sprintf("%+.2f", a - b) : "n/a" }
+        BEGIN {
+            printf "\n# 8 B one-way latency by layer (us), median of %d runs\n", rounds
+            printf "%-44s %10s %10s %10s\n", "# layer", "us", "x uct", "added"
+            printf "%-44s %10s %10s %10s\n", "uct: UCT am_lat over " tl, uct, "1.00", ""
+            printf "%-44s %10s %10s %10s\n", "engine: loom engine alone", engine,
+                   ratio(engine, uct), diff(engine, uct)
+            printf "%-44s %10s %10s %10s\n", "loom: pml ob1 + btl loom on the engine", loom,
+                   ratio(loom, uct), diff(loom, engine)
+            printf "%-44s %10s %10s %10s\n", "ucp: UCP tag_lat", ucp, ratio(ucp, uct),
+                   diff(ucp, uct)
+            printf "%-44s %10s %10s %10s\n", "ucx: pml ucx on UCP", ucx, ratio(ucx, uct),
+                   diff(ucx, ucp)
+        }'
+}
