@@ -10,9 +10,13 @@
  * wireup endpoint, after 2 s, then at doubling intervals up to 16 s, marked
  * as sent again so that a peer that answered before answers again (its
  * answer may be what was lost); a CONNECT that comes twice changes nothing
- * else.  There is no last try: silence is no proof that the peer is gone (it
- * may compute long before it next calls in), so the rail is never failed
- * for it.
+ * else.  Only a wireup interface of its own (ud) gets a fresh endpoint: over
+ * the rail's own interface (tcp) a CONNECT arrives or its endpoint fails
+ * (loom_am_boot_refused renews it then), and a fresh endpoint there would
+ * close a connection that the peer's wireup endpoint may share, failing
+ * the CONNECT the peer sends next.  There is no last try: silence is no
+ * proof that the peer is gone (it may compute long before it next calls
+ * in), so the rail is never failed for it.
  */
 #include "loom_internal.h"
 
@@ -53,7 +57,9 @@ static void loom_connect_retry_peer(loom_peer_t *peer, uint64_t now)
                  engine->rails[i].info.tl_name, engine->rails[i].info.dev_name,
                  (unsigned long long)peer->name, (double)(now - prail->connect_sent) / 1e9,
                  prail->connect_tries);
-        loom_peer_boot_ep_renew(peer, i);
+        if (NULL != engine->rails[i].wireup_iface) {
+            loom_peer_boot_ep_renew(peer, i);
+        }
         if (LOOM_OK != loom_connect_send(peer, i, true)) {
             prail->connect_sent = now; /* no memory now: the next round tries */
         }
