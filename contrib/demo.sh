@@ -1,7 +1,8 @@
 #!/bin/bash
 # The demo: installs what is missing, builds and installs loom into Open MPI's
 # component directory, then compares latency and bandwidth of loom with
-# Open MPI's btl tcp and pml ucx on loopback.
+# Open MPI's btl tcp and pml ucx on loopback, and the 8 B latency of the
+# layers under both (loom-bench.sh --layers).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 "$src/contrib/install-deps.sh"
@@ -9,4 +10,4 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 make -C "$src/build" install >/dev/null
 echo "demo: installed; ompi_info sees:"
 ompi_info | grep 'MCA btl: loom' || { echo "demo: ompi_info does not list loom" >&2; exit 1; }
-exec "$src/contrib/loom-bench.sh" --bindir "$src/build/test/mpi" "$@"
+exec "$src/contrib/loom-bench.sh" --bindir "$src/build/test/mpi" --layers "$@"

@@ -106,10 +106,11 @@ measure "eager ring latency" "$src/contrib/eager-latency.sh" --bindir "$bindir" 
 echo "(took $((SECONDS - start)) s)"
 echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_v (rc_verbs with ud_verbs for wireup, rxe0:1), btl tcp"
 start=$SECONDS
-measure "loom, btl tcp and pml ucx benchmarks" env LOOM_BENCH_BIND=none \
+measure "loom, btl tcp and pml ucx benchmarks" \
+    env LOOM_BENCH_BIND=none LOOM_BENCH_LAYER_ITERS=5000 \
     "$src/contrib/loom-bench.sh" --bindir "$bindir" --out /tmp/loom-rxe-bench \
     --max "${LOOM_RXE_BENCH_MAX:-262144}" --rounds 1 --rails rc_verbs:rxe0:1 \
-    --ucx-tls rc_v,self --ucx-devices rxe0:1 || fail=1
+    --ucx-tls rc_v,self --ucx-devices rxe0:1 --layers || fail=1
 echo "(took $((SECONDS - start)) s; the guest ran ${SECONDS} s)"
 # loom failing to run a benchmark is a failure, not a measurement
 if grep -q "^WARNING: configuration 'loom'" /tmp/loom-rxe-bench/summary.txt 2>/dev/null; then
