@@ -3,7 +3,10 @@
 # rounds and say).  Three more configurations, run once per round beside
 # the MPI ones:
 #   uct     ucx_perftest -t am_lat over loom's rail (UCT's own floor)
-#   engine  bench_am_lat: loom's engine alone, the same ping-pong with no MPI
+#   engine  bench_am_lat: loom's engine alone, the same ping-pong with no MPI;
+#           its rounds alternate with raw UCT messages over the same
+#           connection, inline (raw) and by copy as loom sends (rawcopy):
+#           UCT's floor without ucx_perftest's clock reads
 #   ucp     ucx_perftest -t tag_lat with pml ucx's UCX_TLS and devices
 # The table then splits each MPI figure into its transport and what the
 # MPI layers on top add: loom - engine (ob1 and the BTL glue) against
@@ -46,7 +49,7 @@ layers_say_commands() {
     say "#   uct: ucx_perftest [127.0.0.1] -t am_lat -x $layers_tl -d $layers_dev $common" \
         "${layers_server_bind[*]:+(server ${layers_server_bind[*]}, client ${layers_client_bind[*]})}"
     say "#   engine: LOOM_BENCH_RAILS=$rails LOOM_BENCH_CORES=$layers_cores" \
-        "$layers_engine $layers_size $layers_iters 1"
+        "$layers_engine $layers_size $layers_iters 1 (raw: its rounds of UCT am_short)"
     say "#   ucp: UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices ucx_perftest [127.0.0.1]" \
         "-t tag_lat $common"
 }
@@ -82,27 +85,31 @@ layers_perftest() {
 # Round $1 of the three layer configurations; a failed one is left out of
 # its median with a warning, as the MPI ones are.
 layers_round() {
-    local round=$1 cfg raw rc
+    local round=$1 cfg file rc
     for cfg in uct engine ucp; do
-        raw="$outdir/layer-$cfg.r$round.txt"
+        file="$outdir/layer-$cfg.r$round.txt"
         echo "round $round/$rounds: running the $cfg layer ..." >&2
         rc=0
         case "$cfg" in
-        uct) layers_perftest "$raw" -t am_lat -x "$layers_tl" -d "$layers_dev" || rc=$? ;;
+        uct) layers_perftest "$file" -t am_lat -x "$layers_tl" -d "$layers_dev" || rc=$? ;;
         ucp) UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices \
-                 layers_perftest "$raw" -t tag_lat || rc=$? ;;
+                 layers_perftest "$file" -t tag_lat || rc=$? ;;
         engine)
             LOOM_BENCH_RAILS=$rails LOOM_BENCH_CORES=$layers_cores timeout -k 5 300 \
-                "$layers_engine" "$layers_size" "$layers_iters" 1 > "$raw.out" 2>&1 || rc=$?
-            sed -n 's/^bench_am_lat: .* one-way \([0-9.]*\) us.*/\1/p' "$raw.out" > "$raw"
-            if [ "$rc" -eq 0 ] && [ ! -s "$raw" ]; then
+                "$layers_engine" "$layers_size" "$layers_iters" 1 > "$file.out" 2>&1 || rc=$?
+            sed -n 's/^bench_am_lat: .* B one-way \([0-9.]*\) us.*/\1/p' "$file.out" > "$file"
+            sed -n 's/^bench_am_lat: .* raw UCT one-way \([0-9.]*\) us.*/\1/p' "$file.out" \
+                > "$outdir/layer-raw.r$round.txt"
+            sed -n 's/^bench_am_lat: .* raw UCT by copy one-way \([0-9.]*\) us.*/\1/p' \
+                "$file.out" > "$outdir/layer-rawcopy.r$round.txt"
+            if [ "$rc" -eq 0 ] && [ ! -s "$file" ]; then
                 rc=1
             fi ;;
         esac
         if [ "$rc" -ne 0 ]; then
             say "WARNING: layer '$cfg' failed (exit $rc, round $round), left out of its" \
-                "median; output in $raw.*"
-            rm -f "$raw"
+                "median; output in $file.*"
+            rm -f "$file"
         fi
     done
 }
@@ -123,13 +130,15 @@ layers_mpi_8b() {
 }
 
 layers_table() {
-    local loom ucx uct engine ucp
+    local loom ucx uct engine ucp raw rawcopy
     loom=$(layers_median <(layers_mpi_8b loom))
     ucx=$(layers_median <(layers_mpi_8b ucx))
     uct=$(layers_median "$outdir"/layer-uct.r*.txt)
     engine=$(layers_median "$outdir"/layer-engine.r*.txt)
     ucp=$(layers_median "$outdir"/layer-ucp.r*.txt)
-    awk -v uct="$uct" -v engine="$engine" -v ucp="$ucp" -v loom="$loom" -v ucx="$ucx" \
+    raw=$(layers_median "$outdir"/layer-raw.r*.txt)
+    rawcopy=$(layers_median "$outdir"/layer-rawcopy.r*.txt)
+    awk -v uct="$uct" -v raw="$raw" -v rawcopy="$rawcopy" -v engine="$engine" -v ucp="$ucp" -v loom="$loom" -v ucx="$ucx" \
         -v rounds="$rounds" -v tl="$layers_tl" '
         function ok(x) { return x != "n/a" && x != "" }
         function ratio(a, b) { return (ok(a) && ok(b) && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
@@ -138,8 +147,12 @@ layers_table() {
             printf "\n# 8 B one-way latency by layer (us), median of %d runs\n", rounds
             printf "%-44s %10s %10s %10s\n", "# layer", "us", "x uct", "added"
             printf "%-44s %10s %10s %10s\n", "uct: UCT am_lat over " tl, uct, "1.00", ""
+            printf "%-44s %10s %10s %10s\n", "raw: UCT am_short in the engine bench", raw,
+                   ratio(raw, uct), diff(raw, uct)
+            printf "%-44s %10s %10s %10s\n", "rawcopy: the same by am_bcopy, as loom", rawcopy,
+                   ratio(rawcopy, uct), diff(rawcopy, raw)
             printf "%-44s %10s %10s %10s\n", "engine: loom engine alone", engine,
-                   ratio(engine, uct), diff(engine, uct)
+                   ratio(engine, uct), diff(engine, ok(rawcopy) ? rawcopy : uct)
             printf "%-44s %10s %10s %10s\n", "loom: pml ob1 + btl loom on the engine", loom,
                    ratio(loom, uct), diff(loom, engine)
             printf "%-44s %10s %10s %10s\n", "ucp: UCP tag_lat", ucp, ratio(ucp, uct),

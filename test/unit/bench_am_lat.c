@@ -5,16 +5,23 @@
  * engine's share of an MPI message's latency; contrib/latency-floor.sh sets
  * it beside UCT's own (ucx_perftest am_lat) and the MPI figures of the same
  * minutes, so that what ob1 and the BTL glue add shows apart from what the
- * engine adds.  Every message is checked byte for byte.
+ * engine adds.  Each round runs it twice over the same connection: through
+ * the engine, then raw (uct_ep_am_short on the rail's endpoint, progressed by
+ * uct_worker_progress alone), so that the engine's cost shows against UCT's
+ * in the same processes and minutes, with no clock read per message (where
+ * the clock is a system call, as in the rxe guest, ucx_perftest's own
+ * per-iteration reads weigh on its floor).  Every message is checked byte
+ * for byte.
  * Not a test: run by hand,
  *   bench_am_lat [size [iterations [rounds]]]   (default 8 20000 5)
  * LOOM_BENCH_RAILS   the rail (default tcp:lo; rc_verbs:rxe0:1 in the rxe guest)
  * LOOM_BENCH_CORES   the cores of the two processes (default "0,1"; "none"
  *                    leaves them unbound)
- * Prints the one-way latency of each round and their median, in us.
+ * Prints the one-way latency of each round and their medians, in us.
  */
 #define _GNU_SOURCE
 #include "unit_harness.h"
+#include "loom_internal.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -25,6 +32,7 @@
 #define MAX_ROUNDS 64
 #define WARMUP     1000
 #define BENCH_TAG  1
+#define RAW_AM_ID  1 /* below loom's own AM ids (loom_wire_type) */
 
 static size_t size = 8, iterations = 20000, rounds = 5;
 static volatile size_t received;
@@ -38,6 +46,17 @@ static void bench_recv_cb(void *ctx, uint8_t tag, const void *data, size_t lengt
     CHECK_UEQ(length, size);
     CHECK_MEM(data, pattern, length, "ping-pong message");
     ++received;
+}
+
+/* The raw ping-pong's messages: an 8-byte AM header, then the payload. */
+static ucs_status_t raw_recv(void *arg, void *data, size_t length, unsigned flags)
+{
+    (void)arg;
+    (void)flags;
+    CHECK_UEQ(length, sizeof(uint64_t) + size);
+    CHECK_MEM((uint8_t *)data + sizeof(uint64_t), pattern, size, "raw ping-pong message");
+    ++received;
+    return UCS_OK;
 }
 
 static void bench_configure(loom_engine_config_t *config, bool is_parent)
@@ -71,25 +90,96 @@ static void bench_bind(int index)
               "cannot bind to core %d", core[index]);
 }
 
-static void bench_send(unit_ctx_t *ctx)
+/* One way of sending and progressing: through the engine, or raw UCT. */
+typedef struct bench_path {
+    const char *name;
+    void      (*send)(unit_ctx_t *ctx);
+    void      (*progress)(unit_ctx_t *ctx);
+} bench_path_t;
+
+static void engine_progress(unit_ctx_t *ctx)
+{
+    loom_engine_progress(ctx->engine);
+}
+
+static void engine_send(unit_ctx_t *ctx)
 {
     struct iovec iov = {pattern, size};
     int rc;
 
     while (LOOM_ERR_AGAIN == (rc = loom_am_send(ctx->peer, BENCH_TAG, &iov, 1, NULL))) {
-        loom_engine_progress(ctx->engine);
+        engine_progress(ctx);
     }
     CHECK_RC(rc, LOOM_OK);
 }
 
+static void raw_progress(unit_ctx_t *ctx)
+{
+    uct_worker_progress(ctx->engine->worker);
+}
+
+static void raw_send(unit_ctx_t *ctx)
+{
+    ucs_status_t status;
+
+    while (UCS_ERR_NO_RESOURCE ==
+           (status = uct_ep_am_short(ctx->peer->rails[0].ep, RAW_AM_ID, 0, pattern,
+                                     (unsigned)size))) {
+        raw_progress(ctx);
+    }
+    CHECK_MSG(UCS_OK == status, "uct_ep_am_short: %s", ucs_status_string(status));
+}
+
+/* The same message by copy, as the engine sends (uct_ep_am_bcopy). */
+static size_t raw_pack(void *dest, void *arg)
+{
+    uint64_t header = 0;
+
+    (void)arg;
+    memcpy(dest, &header, sizeof(header));
+    memcpy((uint8_t *)dest + sizeof(header), pattern, size);
+    return sizeof(header) + size;
+}
+
+static void raw_bcopy_send(unit_ctx_t *ctx)
+{
+    ssize_t packed;
+
+    while (UCS_ERR_NO_RESOURCE ==
+           (packed = uct_ep_am_bcopy(ctx->peer->rails[0].ep, RAW_AM_ID, raw_pack, NULL, 0))) {
+        raw_progress(ctx);
+    }
+    CHECK_MSG(packed >= 0, "uct_ep_am_bcopy: %s", ucs_status_string((ucs_status_t)packed));
+}
+
+static const bench_path_t paths[] = {
+    {"engine", engine_send, engine_progress},
+    {"raw UCT am_short", raw_send, raw_progress},
+    {"raw UCT am_bcopy", raw_bcopy_send, raw_progress},
+};
+#define PATH_COUNT (sizeof(paths) / sizeof(paths[0]))
+
+/* Raw messages need a handler of their own on the rail, on both sides, and
+ * must fit UCT's short messages. */
+static size_t bench_path_count(unit_ctx_t *ctx)
+{
+    loom_rail_t *rail = &ctx->engine->rails[0];
+
+    if (size + sizeof(uint64_t) > rail->attr.cap.am.max_short) {
+        return 1;
+    }
+    CHECK(UCS_OK == uct_iface_set_am_handler(rail->iface, RAW_AM_ID, raw_recv, NULL, 0));
+    return PATH_COUNT;
+}
+
 /* Progress until the count-th message arrived; fail after UNIT_TIMEOUT. */
-static void bench_wait(unit_ctx_t *ctx, size_t count)
+static void bench_wait(unit_ctx_t *ctx, const bench_path_t *path, size_t count)
 {
     unsigned spins = 0;
     double start = 0;
 
     while (received < count) {
-        loom_engine_progress(ctx->engine);
+        path->progress(ctx);
         if (0 == (++spins & 0xfffff)) {
             if (0 == start) {
                 start = unit_now();
@@ -101,25 +191,25 @@ static void bench_wait(unit_ctx_t *ctx, size_t count)
 }
 
 /* The parent pings: returns the one-way latency of n round trips, in us. */
-static double bench_ping(unit_ctx_t *ctx, size_t n)
+static double bench_ping(unit_ctx_t *ctx, const bench_path_t *path, size_t n)
 {
     size_t i, base = received;
     double start = unit_now();
 
     for (i = 1; i <= n; ++i) {
-        bench_send(ctx);
-        bench_wait(ctx, base + i);
+        path->send(ctx);
+        bench_wait(ctx, path, base + i);
     }
     return (unit_now() - start) * 1e6 / (2.0 * (double)n);
 }
 
-static void bench_pong(unit_ctx_t *ctx, size_t n)
+static void bench_pong(unit_ctx_t *ctx, const bench_path_t *path, size_t n)
 {
     size_t i, base = received;
 
     for (i = 1; i <= n; ++i) {
-        bench_wait(ctx, base + i);
-        bench_send(ctx);
+        bench_wait(ctx, path, base + i);
+        path->send(ctx);
     }
 }
 
@@ -132,34 +222,55 @@ static int compare_double(const void *a, const void *b)
 
 static void parent_body(unit_ctx_t *ctx)
 {
-    double lat[MAX_ROUNDS];
-    size_t r;
+    double lat[PATH_COUNT][MAX_ROUNDS];
+    size_t r, p, count;
 
     bench_bind(0);
+    count = bench_path_count(ctx);
     unit_barrier(ctx);
-    (void)bench_ping(ctx, WARMUP);
-    for (r = 0; r < rounds; ++r) {
+    for (p = 0; p < count; ++p) {
         unit_barrier(ctx);
-        lat[r] = bench_ping(ctx, iterations);
-        printf("round %zu: %zu B %.2f us\n", r + 1, size, lat[r]);
+        (void)bench_ping(ctx, &paths[p], WARMUP);
     }
-    qsort(lat, rounds, sizeof(lat[0]), compare_double);
+    for (r = 0; r < rounds; ++r) {
+        for (p = 0; p < count; ++p) {
+            unit_barrier(ctx);
+            lat[p][r] = bench_ping(ctx, &paths[p], iterations);
+            printf("round %zu: %zu B %s %.2f us\n", r + 1, size, paths[p].name, lat[p][r]);
+        }
+    }
+    for (p = 0; p < count; ++p) {
+        qsort(lat[p], rounds, sizeof(lat[p][0]), compare_double);
+    }
+    /* contrib/bench-layers.sh reads these two lines */
     printf("bench_am_lat: %zu B one-way %.2f us (median of %zu rounds of %zu round trips)\n",
-           size, lat[rounds / 2], rounds, iterations);
+           size, lat[0][rounds / 2], rounds, iterations);
+    if (count > 1) {
+        printf("bench_am_lat: %zu B raw UCT one-way %.2f us (same processes, same rounds)\n",
+               size, lat[1][rounds / 2]);
+        printf("bench_am_lat: %zu B raw UCT by copy one-way %.2f us (same processes, same "
+               "rounds)\n", size, lat[2][rounds / 2]);
+    }
     fflush(stdout);
     unit_barrier(ctx);
 }
 
 static void child_body(unit_ctx_t *ctx)
 {
-    size_t r;
+    size_t r, p, count;
 
     bench_bind(1);
+    count = bench_path_count(ctx);
     unit_barrier(ctx);
-    bench_pong(ctx, WARMUP);
-    for (r = 0; r < rounds; ++r) {
+    for (p = 0; p < count; ++p) {
         unit_barrier(ctx);
-        bench_pong(ctx, iterations);
+        bench_pong(ctx, &paths[p], WARMUP);
+    }
+    for (r = 0; r < rounds; ++r) {
+        for (p = 0; p < count; ++p) {
+            unit_barrier(ctx);
+            bench_pong(ctx, &paths[p], iterations);
+        }
     }
     unit_barrier(ctx);
 }
