@@ -93,6 +93,7 @@ static void bench_bind(int index)
 /* One way of sending and progressing: through the engine, or raw UCT. */
 typedef struct bench_path {
     const char *name;
+    const char *label;          /* in the median's line (bench-layers.sh reads it) */
     void      (*send)(unit_ctx_t *ctx);
     void      (*progress)(unit_ctx_t *ctx);
 } bench_path_t;
@@ -153,9 +154,9 @@ static void raw_bcopy_send(unit_ctx_t *ctx)
 }
 
 static const bench_path_t paths[] = {
-    {"engine", engine_send, engine_progress},
-    {"raw UCT am_short", raw_send, raw_progress},
-    {"raw UCT am_bcopy", raw_bcopy_send, raw_progress},
+    {"engine", "", engine_send, engine_progress},
+    {"raw UCT am_short", "raw UCT ", raw_send, raw_progress},
+    {"raw UCT am_bcopy", "raw UCT by copy ", raw_bcopy_send, raw_progress},
 };
 #define PATH_COUNT (sizeof(paths) / sizeof(paths[0]))
 
@@ -220,57 +221,55 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void parent_body(unit_ctx_t *ctx)
+/* One side's part of n round trips: the parent pings and returns the
+ * one-way latency in us, the child answers. */
+static double bench_run(unit_ctx_t *ctx, const bench_path_t *path, size_t n)
+{
+    if (ctx->is_parent) {
+        return bench_ping(ctx, path, n);
+    }
+    bench_pong(ctx, path, n);
+    return 0;
+}
+
+/* The medians, for people and for contrib/bench-layers.sh, which reads
+ * these lines. */
+static void bench_report(double lat[][MAX_ROUNDS], size_t count)
+{
+    size_t p;
+
+    for (p = 0; p < count; ++p) {
+        qsort(lat[p], rounds, sizeof(lat[p][0]), compare_double);
+        printf("bench_am_lat: %zu B %sone-way %.2f us (median of %zu rounds of %zu round "
+               "trips)\n", size, paths[p].label, lat[p][rounds / 2], rounds, iterations);
+    }
+    fflush(stdout);
+}
+
+static void bench_body(unit_ctx_t *ctx)
 {
     double lat[PATH_COUNT][MAX_ROUNDS];
     size_t r, p, count;
 
-    bench_bind(0);
+    bench_bind(ctx->is_parent ? 0 : 1);
     count = bench_path_count(ctx);
     unit_barrier(ctx);
     for (p = 0; p < count; ++p) {
         unit_barrier(ctx);
-        (void)bench_ping(ctx, &paths[p], WARMUP);
+        (void)bench_run(ctx, &paths[p], WARMUP);
     }
     for (r = 0; r < rounds; ++r) {
         for (p = 0; p < count; ++p) {
             unit_barrier(ctx);
-            lat[p][r] = bench_ping(ctx, &paths[p], iterations);
-            printf("round %zu: %zu B %s %.2f us\n", r + 1, size, paths[p].name, lat[p][r]);
+            lat[p][r] = bench_run(ctx, &paths[p], iterations);
+            if (ctx->is_parent) {
+                printf("round %zu: %zu B %s %.2f us\n", r + 1, size, paths[p].name,
+                       lat[p][r]);
+            }
         }
     }
-    for (p = 0; p < count; ++p) {
-        qsort(lat[p], rounds, sizeof(lat[p][0]), compare_double);
-    }
-    /* contrib/bench-layers.sh reads these two lines */
-    printf("bench_am_lat: %zu B one-way %.2f us (median of %zu rounds of %zu round trips)\n",
-           size, lat[0][rounds / 2], rounds, iterations);
-    if (count > 1) {
-        printf("bench_am_lat: %zu B raw UCT one-way %.2f us (same processes, same rounds)\n",
-               size, lat[1][rounds / 2]);
-        printf("bench_am_lat: %zu B raw UCT by copy one-way %.2f us (same processes, same "
-               "rounds)\n", size, lat[2][rounds / 2]);
-    }
-    fflush(stdout);
-    unit_barrier(ctx);
-}
-
-static void child_body(unit_ctx_t *ctx)
-{
-    size_t r, p, count;
-
-    bench_bind(1);
-    count = bench_path_count(ctx);
-    unit_barrier(ctx);
-    for (p = 0; p < count; ++p) {
-        unit_barrier(ctx);
-        bench_pong(ctx, &paths[p], WARMUP);
-    }
-    for (r = 0; r < rounds; ++r) {
-        for (p = 0; p < count; ++p) {
-            unit_barrier(ctx);
-            bench_pong(ctx, &paths[p], iterations);
-        }
+    if (ctx->is_parent) {
+        bench_report(lat, count);
     }
     unit_barrier(ctx);
 }
@@ -309,5 +308,5 @@ int main(int argc, char **argv)
     for (i = 0; i < size; ++i) {
         pattern[i] = (uint8_t)(i * 7 + 3);
     }
-    return unit_main("bench_am_lat", &options, parent_body, child_body);
+    return unit_main("bench_am_lat", &options, bench_body, bench_body);
 }
