@@ -12,8 +12,9 @@
 # nothing.  A configuration that fails shows as n/a.
 #
 # --layers adds, in the same rounds, the 8 B latency of the layers under
-# the two MPI stacks: UCT's own (ucx_perftest am_lat over loom's rail),
-# loom's engine alone (bench_am_lat, no MPI) and UCP's (ucx_perftest
+# the two MPI stacks: UCT's own (ucx_perftest am_lat over loom's rail, and
+# raw UCT in bench_am_lat's processes), loom's engine alone (bench_am_lat,
+# no MPI) and UCP's (ucx_perftest
 # tag_lat with pml ucx's UCX_TLS), so that what ob1 with the BTL and what
 # pml ucx add over their transports show apart.
 #

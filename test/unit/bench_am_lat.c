@@ -2,12 +2,13 @@
  * One-way latency of the engine's own messages: a ping-pong of loom_am_send
  * between the two processes of the unit harness, each progressing its engine
  * in a tight loop, as an MPI rank waiting in MPI_Recv does.  It is the
- * engine's share of an MPI message's latency; contrib/latency-floor.sh sets
- * it beside UCT's own (ucx_perftest am_lat) and the MPI figures of the same
- * minutes, so that what ob1 and the BTL glue add shows apart from what the
- * engine adds.  Each round runs it twice over the same connection: through
- * the engine, then raw (uct_ep_am_short on the rail's endpoint, progressed by
- * uct_worker_progress alone), so that the engine's cost shows against UCT's
+ * engine's share of an MPI message's latency; contrib/loom-bench.sh --layers
+ * sets it beside UCT's own (ucx_perftest am_lat) and the MPI figures of the
+ * same minutes, so that what ob1 and the BTL glue add shows apart from what
+ * the engine adds.  Each round runs it three times over the same connection:
+ * through the engine, then raw (uct_ep_am_short, then uct_ep_am_bcopy as the
+ * engine sends, on the rail's endpoint, progressed by uct_worker_progress
+ * alone), so that the engine's cost shows against UCT's
  * in the same processes and minutes, with no clock read per message (where
  * the clock is a system call, as in the rxe guest, ucx_perftest's own
  * per-iteration reads weigh on its floor).  Every message is checked byte
