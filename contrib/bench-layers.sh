@@ -114,30 +114,24 @@ layers_round() {
     done
 }
 
-# The median of the one-number files $@ (n/a if none).
-layers_median() {
-    cat "$@" 2>/dev/null | sort -g | awk '
-        { v[++n] = $1 }
-        END {
-            if (n == 0) { print "n/a"; exit }
-            print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-        }'
-}
-
-# The 8 B latency of MPI configuration $1 in each round, one per line.
-layers_mpi_8b() {
-    cat "$outdir/latency-$1".r*.txt 2>/dev/null | awk '$1 == 8 { print $2 }'
+# Every round's 8 B one-way latency as "name 8 us" lines: the layers' own
+# files, and the MPI stacks' 8 B rows.
+layers_values() {
+    local name
+    for name in uct raw rawcopy engine ucp; do
+        cat "$outdir/layer-$name".r*.txt 2>/dev/null | awk -v name="$name" 'NF { print name, 8, $1 }'
+    done
+    for name in loom ucx; do
+        cat "$outdir/latency-$name".r*.txt 2>/dev/null |
+            awk -v name="$name" '$1 == 8 && NF >= 2 { print name, 8, $2 }'
+    done
 }
 
 layers_table() {
-    local loom ucx uct engine ucp raw rawcopy
-    loom=$(layers_median <(layers_mpi_8b loom))
-    ucx=$(layers_median <(layers_mpi_8b ucx))
-    uct=$(layers_median "$outdir"/layer-uct.r*.txt)
-    engine=$(layers_median "$outdir"/layer-engine.r*.txt)
-    ucp=$(layers_median "$outdir"/layer-ucp.r*.txt)
-    raw=$(layers_median "$outdir"/layer-raw.r*.txt)
-    rawcopy=$(layers_median "$outdir"/layer-rawcopy.r*.txt)
+    local name size us uct=n/a raw=n/a rawcopy=n/a engine=n/a loom=n/a ucp=n/a ucx=n/a
+    while read -r name size us; do
+        printf -v "$name" '%s' "$us"
+    done < <(layers_values | medians)
     awk -v uct="$uct" -v raw="$raw" -v rawcopy="$rawcopy" -v engine="$engine" -v ucp="$ucp" -v loom="$loom" -v ucx="$ucx" \
         -v rounds="$rounds" -v tl="$layers_tl" '
         function ok(x) { return x != "n/a" && x != "" }

@@ -187,16 +187,11 @@ for round in $(seq 1 "$rounds"); do
     done
 done
 
-# table for benchmark $1 with title $2: size, one column per config, ratios
-table() {
-    local bench=$1 title=$2 cfg
-    for cfg in "${configs[@]}"; do
-        if [ -n "${ok[$bench.$cfg]:-}" ]; then
-            cat "$outdir/${bench#bench_}-$cfg".r*.txt |
-                awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }'
-        fi
-    done | sort -s -k1,1 -k2,2n -k3,3g | awk '
-        # the median of each (config, size): its values arrive sorted
+# "name size value" lines in, "name size median" out: one line per (name,
+# size), sorted by name and size (the tables below and layers_table)
+medians() {
+    sort -s -k1,1 -k2,2n -k3,3g | awk '
+        # the values of each (name, size) arrive sorted
         { key = $1 " " $2; n[key]++; val[key, n[key]] = $3; if (n[key] == 1) keys[++k] = key }
         END {
             for (i = 1; i <= k; i++) {
@@ -205,7 +200,18 @@ table() {
                             : (val[keys[i], c / 2] + val[keys[i], c / 2 + 1]) / 2
                 print keys[i], m
             }
-        }' | sort -s -k2,2n | awk -v title="$title" -v rounds="$rounds" '
+        }'
+}
+
+# table for benchmark $1 with title $2: size, one column per config, ratios
+table() {
+    local bench=$1 title=$2 cfg
+    for cfg in "${configs[@]}"; do
+        if [ -n "${ok[$bench.$cfg]:-}" ]; then
+            cat "$outdir/${bench#bench_}-$cfg".r*.txt |
+                awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }'
+        fi
+    done | medians | sort -s -k2,2n | awk -v title="$title" -v rounds="$rounds" '
         function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
         function ratio(a, b) {
             return (a == "n/a" || b == "n/a" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b)
