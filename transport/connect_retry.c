@@ -73,10 +73,10 @@ int loom_connect_retry_progress(loom_engine_t *engine)
     loom_peer_t *peer;
     size_t pos = 0;
 
-    if (engine->quiet || !loom_clock_pass(engine)) {
+    if (engine->quiet) {
         return 0; /* connecting is full progress's (loom_early_connects_progress) */
     }
-    now = loom_now_ns();
+    now = loom_engine_clock(engine);
     if (now < engine->next_connect_retry) {
         return 0;
     }

@@ -222,7 +222,7 @@ static void loom_eager_evict(loom_engine_t *engine, const loom_peer_t *except, b
     }
 }
 
-int loom_eager_progress(loom_engine_t *engine)
+static UCS_F_NOINLINE int loom_eager_poll_active(loom_engine_t *engine)
 {
     loom_eager_engine_t *eager = &engine->eager;
     loom_eager_peer_t *e, *tmp;
@@ -230,9 +230,6 @@ int loom_eager_progress(loom_engine_t *engine)
     bool check;
     int count = 0, delivered;
 
-    if (ucs_list_is_empty(&eager->active)) {
-        return 0;
-    }
     now   = loom_engine_clock(engine);
     check = now >= eager->next_check;
     if (check) {
@@ -267,6 +264,14 @@ int loom_eager_progress(loom_engine_t *engine)
         loom_eager_evict(engine, NULL, false);
     }
     return count;
+}
+
+int loom_eager_progress(loom_engine_t *engine)
+{
+    if (ucs_list_is_empty(&engine->eager.active)) {
+        return 0; /* the check alone on every pass without rings */
+    }
+    return loom_eager_poll_active(engine);
 }
 
 /* ---- public accessors ---------------------------------------------------------- */

@@ -72,16 +72,17 @@ static void loom_engine_pollers(loom_engine_t *engine)
     loom_progress_register(engine, loom_peer_failures_progress);
     loom_progress_register(engine, loom_msg_strangers_progress);
     loom_progress_register(engine, loom_early_connects_progress);
-    loom_progress_register(engine, loom_connect_retry_progress);
     loom_progress_register(engine, loom_eager_progress);
     loom_progress_register(engine, loom_push_notices_progress);
     loom_progress_register(engine, loom_progress_queues);
-    loom_progress_register(engine, loom_rail_watch);
-    loom_progress_register(engine, loom_tcp_liveness_sweep);
-    loom_progress_register(engine, loom_msg_watch);
-    loom_progress_register(engine, loom_msg_idle_acks);
     loom_progress_register(engine, loom_rejoin_progress);
-    loom_progress_register(engine, loom_rcache_reclaim);
+    loom_progress_register_timer(engine, loom_rail_watch);
+    loom_progress_register_timer(engine, loom_rejoin_timer);
+    loom_progress_register_timer(engine, loom_connect_retry_progress);
+    loom_progress_register_timer(engine, loom_tcp_liveness_sweep);
+    loom_progress_register_timer(engine, loom_msg_watch);
+    loom_progress_register_timer(engine, loom_msg_idle_acks);
+    loom_progress_register_timer(engine, loom_rcache_reclaim);
 }
 
 int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engine_p)

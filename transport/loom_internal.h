@@ -346,9 +346,12 @@ typedef struct loom_serve_notices {
     loom_wire_notice_to_t to[LOOM_WIRE_NOTICES_MAX];
 } loom_serve_notices_t;
 
-/* Work a layer does from progress; returns how much it found. */
+/* Work a layer does from progress; returns how much it found.  A timer
+ * (loom_progress_register_timer) runs on clock passes only, against the
+ * clock read just before it: loom_engine_clock() is its "now". */
 typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 #define LOOM_POLLERS_MAX 16
+#define LOOM_TIMERS_MAX  8
 
 /* How often the rails' links (sysfs) are read while chunks are in flight. */
 #define LOOM_LINK_CHECK_NS (100ull * 1000000ull)
@@ -411,6 +414,8 @@ struct loom_engine {
     uct_error_handler_t  ep_error;     /* errors of the rails' endpoints */
     loom_poller_fn_t     pollers[LOOM_POLLERS_MAX]; /* run from progress, in order */
     int                  poller_count;
+    loom_poller_fn_t     timers[LOOM_TIMERS_MAX]; /* ... then these, on clock passes */
+    int                  timer_count;
     const loom_chan_t   *chans[LOOM_CHANS_MAX]; /* a message tries them in order */
     int                  chan_count;
     /* engine messages (LOOM_WIRE_TAG_ENGINE) delivered in order from a peer */
@@ -780,6 +785,7 @@ bool loom_rejoin_ep_recv(loom_peer_t *peer, int index, uint32_t rail_epoch, bool
 
 /* rejoin.c */
 int  loom_rejoin_progress(loom_engine_t *engine);
+int  loom_rejoin_timer(loom_engine_t *engine);
 void loom_engine_wake_init(loom_engine_t *engine);
 void loom_engine_wake_fini(loom_engine_t *engine);
 void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
@@ -796,6 +802,7 @@ void loom_peer_fail_requests(loom_peer_t *peer, int rail);
 int  loom_op_advance(loom_op_t *op);
 int  loom_progress_queues(loom_engine_t *engine);
 void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller);
+void loom_progress_register_timer(loom_engine_t *engine, loom_poller_fn_t timer);
 
 /* teardown.c: loom_peer_disconnect, loom_peer_flush and loom_mem_deregister
  * (transport.h) */

@@ -62,11 +62,10 @@ int loom_msg_watch(loom_engine_t *engine)
     size_t pos = 0;
     int rail;
 
-    /* no clock read on every call of the latency path */
-    if (0 == limit || 0 == engine->msgs_logged || !loom_clock_pass(engine)) {
+    if (0 == limit || 0 == engine->msgs_logged) {
         return 0;
     }
-    now = loom_now_ns();
+    now = loom_engine_clock(engine);
     if (now < engine->next_msg_watch) {
         return 0;
     }

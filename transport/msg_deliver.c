@@ -321,16 +321,12 @@ void loom_msg_conn_reply(loom_peer_t *peer, int rail, uint32_t wire_conn)
     }
 }
 
-int loom_msg_strangers_progress(loom_engine_t *engine)
+static UCS_F_NOINLINE int loom_msg_strangers_replay(loom_engine_t *engine)
 {
     loom_msg_copy_t *copy;
     const loom_wire_send_t *hdr;
     int count = 0;
 
-    /* connecting asks the upper layer who the sender is: its thread's work */
-    if (ucs_list_is_empty(&engine->strangers) || engine->quiet) {
-        return 0;
-    }
     engine->strangers_running = true;
     while (!ucs_list_is_empty(&engine->strangers)) {
         copy = ucs_list_extract_head(&engine->strangers, loom_msg_copy_t, link);
@@ -342,4 +338,14 @@ int loom_msg_strangers_progress(loom_engine_t *engine)
     }
     engine->strangers_running = false;
     return count;
+}
+
+/* A poller (its check alone on every pass).  Connecting asks the upper
+ * layer who the sender is: its thread's work, not quiet progress's. */
+int loom_msg_strangers_progress(loom_engine_t *engine)
+{
+    if (ucs_list_is_empty(&engine->strangers) || engine->quiet) {
+        return 0;
+    }
+    return loom_msg_strangers_replay(engine);
 }

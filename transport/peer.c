@@ -393,16 +393,13 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
  * message of a process not connected), once per sender; connecting takes
  * its early messages in (loom_peer_connect).
  */
-int loom_early_connects_progress(loom_engine_t *engine)
+static UCS_F_NOINLINE int loom_early_connects_look_up(loom_engine_t *engine)
 {
     uint64_t names[16];
     loom_early_t *early;
     size_t pos = 0;
     int count = 0, n = 0, i;
 
-    if (0 == loom_hash_count(&engine->early_connects) || engine->quiet) {
-        return 0;
-    }
     while (n < 16 && NULL != (early = loom_hash_next(&engine->early_connects, &pos))) {
         if (!early->looked_up) {
             early->looked_up = true;
@@ -413,6 +410,14 @@ int loom_early_connects_progress(loom_engine_t *engine)
         count += (NULL != loom_peer_of_message(engine, names[i]));
     }
     return count;
+}
+
+int loom_early_connects_progress(loom_engine_t *engine)
+{
+    if (0 == loom_hash_count(&engine->early_connects) || engine->quiet) {
+        return 0; /* the check alone on every pass */
+    }
+    return loom_early_connects_look_up(engine);
 }
 
 /* Peers the rail is out of use for; with rejoining, only those for which it

@@ -102,7 +102,7 @@ static void loom_peer_rail_failed(loom_peer_t *peer, int rail)
     loom_peer_check_lost(peer); /* last: the upper layer may disconnect the peer */
 }
 
-int loom_peer_failures_progress(loom_engine_t *engine)
+static UCS_F_NOINLINE int loom_peer_failures_handle(loom_engine_t *engine)
 {
     loom_peer_t *peer;
     int rail, count = 0;
@@ -119,4 +119,11 @@ int loom_peer_failures_progress(loom_engine_t *engine)
         ++count;
     }
     return count;
+}
+
+/* A poller.  The check alone on every pass: the handling's stack frame
+ * only when a rail failed. */
+int loom_peer_failures_progress(loom_engine_t *engine)
+{
+    return ucs_list_is_empty(&engine->failing) ? 0 : loom_peer_failures_handle(engine);
 }

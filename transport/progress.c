@@ -1,7 +1,8 @@
 /*
  * Progress: the UCT worker, then every poller the engine registered, in
- * order, then the callbacks of finished operations.  Nothing below calls
- * up into here: a layer with work to do from progress registers a poller.
+ * order, on clock passes the timers, then the callbacks of finished
+ * operations.  Nothing below calls up into here: a layer with work to do
+ * from progress registers a poller or a timer.
  */
 #include "loom_internal.h"
 
@@ -84,16 +85,13 @@ static bool loom_engine_drain_queue(loom_peer_t *peer, loom_opq_t *q, int *count
  * them on the engine's list again, not on the one being walked.  A peer
  * stays queued while it waits here, so that whoever takes it off (a
  * disconnect) finds it on a list. */
-int loom_progress_queues(loom_engine_t *engine)
+static UCS_F_NOINLINE int loom_progress_busy_peers(loom_engine_t *engine)
 {
     ucs_list_link_t list;
     loom_peer_t *peer;
     int count = 0, i;
     bool idle;
 
-    if (ucs_list_is_empty(&engine->busy_peers)) {
-        return 0;
-    }
     ucs_list_head_init(&list);
     ucs_list_splice_tail(&list, &engine->busy_peers);
     ucs_list_head_init(&engine->busy_peers);
@@ -111,6 +109,12 @@ int loom_progress_queues(loom_engine_t *engine)
         }
     }
     return count;
+}
+
+int loom_progress_queues(loom_engine_t *engine)
+{
+    /* the check alone on every pass: the walk's stack frame when needed */
+    return ucs_list_is_empty(&engine->busy_peers) ? 0 : loom_progress_busy_peers(engine);
 }
 
 static int loom_engine_run_callbacks(loom_engine_t *engine)
@@ -155,7 +159,7 @@ static void loom_engine_idle(loom_engine_t *engine, int count)
         return;
     }
     if (!engine->yielding && loom_clock_pass(engine)) {
-        now = loom_engine_clock(engine); /* read at the start of this pass */
+        now = loom_engine_clock(engine); /* read in this pass */
         if (0 == engine->idle_since) {
             engine->idle_since = now;
         } else if (now - engine->idle_since > engine->config.yield_after_us * 1000ull) {
@@ -178,12 +182,19 @@ static int loom_engine_progress_run(loom_engine_t *engine, bool quiet)
     engine->in_progress = true;
     engine->quiet       = quiet;
     ++engine->passes;
-    if (loom_clock_pass(engine)) {
-        (void)loom_engine_clock_read(engine);
-    }
     count = (int)uct_worker_progress(engine->worker);
     for (i = 0; i < engine->poller_count; ++i) {
         count += engine->pollers[i](engine);
+    }
+    /* The clock read after what this pass received: nothing stamped with
+     * loom_now_ns() so far is ahead of it, so the timers' "now - stamp" is
+     * never negative.  Most passes skip both (a clock read is a system call
+     * where the clock source is not the TSC). */
+    if (loom_clock_pass(engine)) {
+        (void)loom_engine_clock_read(engine);
+        for (i = 0; i < engine->timer_count; ++i) {
+            count += engine->timers[i](engine);
+        }
     }
     if (!quiet && !ucs_list_is_empty(&engine->done)) {
         count += loom_engine_run_callbacks(engine);
@@ -211,4 +222,11 @@ void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller)
 {
     assert(engine->poller_count < LOOM_POLLERS_MAX);
     engine->pollers[engine->poller_count++] = poller;
+}
+
+/* A layer's timekeeping: on clock passes only, after the pollers. */
+void loom_progress_register_timer(loom_engine_t *engine, loom_poller_fn_t timer)
+{
+    assert(engine->timer_count < LOOM_TIMERS_MAX);
+    engine->timers[engine->timer_count++] = timer;
 }

@@ -229,9 +229,7 @@ void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t len
     }
 }
 
-/* A poller: our notices to ourselves, then (in full progress) the notices
- * for the upper layer, in order. */
-int loom_push_notices_progress(loom_engine_t *engine)
+static UCS_F_NOINLINE int loom_push_notices_deliver(loom_engine_t *engine)
 {
     loom_notice_held_t *held;
     loom_push_notice_t notice;
@@ -258,6 +256,17 @@ int loom_push_notices_progress(loom_engine_t *engine)
         ++count;
     }
     return count;
+}
+
+/* A poller: our notices to ourselves, then (in full progress) the notices
+ * for the upper layer, in order; the checks alone on every pass. */
+int loom_push_notices_progress(loom_engine_t *engine)
+{
+    if (ucs_list_is_empty(&engine->push.own) &&
+        (engine->quiet || ucs_list_is_empty(&engine->push.notices))) {
+        return 0;
+    }
+    return loom_push_notices_deliver(engine);
 }
 
 /* A requester that disconnected or failed: its waiting pushes are cancelled

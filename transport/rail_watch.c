@@ -143,9 +143,9 @@ int loom_rail_watch(loom_engine_t *engine)
     int i;
 
     if (0 == limit || 0 == engine->chunks_inflight || engine->rail_count < 2) {
-        return 0; /* nothing to compare: no clock read on the latency path */
+        return 0; /* nothing to compare */
     }
-    now = loom_now_ns();
+    now = loom_engine_clock(engine);
     loom_rail_watch_links(engine, now);
     if (now < engine->next_watch) {
         return 0;

@@ -231,11 +231,10 @@ int loom_rcache_reclaim(loom_engine_t *engine)
     uint64_t now, limit;
     int count = 0, i;
 
-    if (0 == rc->stats.regions || 0 == engine->config.rcache_idle_ms ||
-        !loom_clock_pass(engine)) {
+    if (0 == rc->stats.regions || 0 == engine->config.rcache_idle_ms) {
         return 0;
     }
-    now = loom_now_ns();
+    now = loom_engine_clock(engine);
     if (now < rc->next_reclaim) {
         return 0;
     }

@@ -205,27 +205,38 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
     }
 }
 
-int loom_rejoin_progress(loom_engine_t *engine)
+static UCS_F_NOINLINE void loom_rejoin_peers(loom_engine_t *engine, uint64_t now,
+                                              bool period_over)
 {
-    bool period_over = false;
-    uint64_t now = 0;
     loom_peer_t *peer;
     size_t pos = 0;
 
-    if (engine->failed_rails > 0 && engine->config.rail_rejoin_ms > 0) {
-        now = loom_now_ns();
-        period_over = (now >= engine->next_rejoin);
-        if (period_over) {
-            engine->next_rejoin = now + engine->config.rail_rejoin_ms * 1000000ull / 4;
-        }
-    }
-    /* no clock read on the latency path: nothing failed, nothing waits */
-    if (!period_over && 0 == engine->probes_pending && 0 == engine->closes_pending) {
-        return 0;
-    }
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
         loom_rejoin_peer(peer, now, period_over);
     }
+}
+
+/* A poller: rails to close and probes that wait go on in the pass that
+ * marked them; the counts alone on every other pass. */
+int loom_rejoin_progress(loom_engine_t *engine)
+{
+    if (0 != engine->probes_pending || 0 != engine->closes_pending) {
+        loom_rejoin_peers(engine, 0, false);
+    }
+    return 0;
+}
+
+/* A timer: while a rail is out, its probes every quarter rejoin period. */
+int loom_rejoin_timer(loom_engine_t *engine)
+{
+    uint64_t now = loom_engine_clock(engine);
+
+    if (0 == engine->failed_rails || 0 == engine->config.rail_rejoin_ms ||
+        now < engine->next_rejoin) {
+        return 0;
+    }
+    engine->next_rejoin = now + engine->config.rail_rejoin_ms * 1000000ull / 4;
+    loom_rejoin_peers(engine, now, true);
     return 0;
 }
 

@@ -133,11 +133,13 @@ int loom_tcp_liveness_sweep(loom_engine_t *engine)
     DIR *dir;
     int fd;
 
+    /* a timer: every 16th clock pass is every 1024th pass, but every pass
+     * while a thread sleeps (each is a clock pass then) */
     if (0 == live->count || (0 == engine->config.tcp_keepalive_s && !engine->sleepers) ||
-        (!engine->sleepers && 0 != (++live->tick & 1023))) {
-        return 0; /* no clock read on every call of the latency path */
+        (!engine->sleepers && 0 != (++live->tick & 15))) {
+        return 0;
     }
-    now = loom_now_ns();
+    now = loom_engine_clock(engine);
     if (now < live->next_sweep) {
         return 0;
     }
