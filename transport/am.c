@@ -40,13 +40,6 @@ int loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length)
                                                         : loom_status_to_rc((ucs_status_t)packed);
 }
 
-/* Send one message on a rail now: LOOM_OK, LOOM_ERR_AGAIN, or an error. */
-int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
-                  const struct iovec *iov, int iovcnt)
-{
-    return loom_am_issue_ep(peer, rail, peer->rails[rail].ep, am_id, hdr, iov, iovcnt);
-}
-
 /* May a message go on the rail's endpoint ep now?  LOOM_OK, or why not. */
 static int loom_am_ep_ready(loom_peer_t *peer, int rail, uct_ep_h ep)
 {

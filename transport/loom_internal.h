@@ -429,12 +429,42 @@ void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int  loom_status_to_rc(ucs_status_t status);
 
-/* wire.c */
-uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt);
-size_t loom_iov_length(const struct iovec *iov, int iovcnt);
+/* wire.c; the helpers of every message inline (a call each would cost
+ * more than their work) */
+/* Copy the pieces of iov one after the other to dest; returns the end. */
+static inline uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt)
+{
+    int i;
+
+    for (i = 0; i < iovcnt; ++i) {
+        memcpy(dest, iov[i].iov_base, iov[i].iov_len);
+        dest += iov[i].iov_len;
+    }
+    return dest;
+}
+
+static inline size_t loom_iov_length(const struct iovec *iov, int iovcnt)
+{
+    size_t length = 0;
+    int i;
+
+    for (i = 0; i < iovcnt; ++i) {
+        length += iov[i].iov_len;
+    }
+    return length;
+}
+
+static inline void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag,
+                                      size_t total)
+{
+    hdr->version = LOOM_WIRE_VERSION;
+    hdr->type    = type;
+    hdr->tag     = tag;
+    hdr->flags   = 0;
+    hdr->length  = loom_le32((uint32_t)(total - sizeof(*hdr)));
+}
 bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
                          uint8_t type, size_t min_length);
-void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total);
 int  loom_wire_to_rc(uint32_t status);
 uint32_t loom_rc_to_wire(int rc);
 
@@ -492,12 +522,50 @@ static inline loom_msg_entry_t *loom_msg_log_first(loom_peer_t *peer)
     return ucs_list_is_empty(&peer->msg.log) ? NULL :
            ucs_list_head(&peer->msg.log, loom_msg_entry_t, link);
 }
-bool loom_msg_logging(const loom_peer_t *peer);
-bool loom_msg_can_send(const loom_peer_t *peer);
-bool loom_msg_ack_wanted(const loom_peer_t *peer);
-void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack);
-void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
+/* Copies are kept only where another rail could carry them again. */
+static inline bool loom_msg_logging(const loom_peer_t *peer)
+{
+    return peer->engine->config.msg_window > 0 && peer->engine->rail_count > 1;
+}
+
+/* New messages wait while the log is full (the peer acknowledges soon:
+ * see loom_msg_ack_wanted) or while the log is being sent again. */
+static inline bool loom_msg_can_send(const loom_peer_t *peer)
+{
+    const loom_msg_state_t *msg = &peer->msg;
+
+    return !msg->resending &&
+           (!loom_msg_logging(peer) || msg->log_count < peer->engine->config.msg_window);
+}
+
+/* Half the window waits for an acknowledgement: ask for one at once. */
+static inline bool loom_msg_ack_wanted(const loom_peer_t *peer)
+{
+    return loom_msg_logging(peer) &&
+           2 * (peer->msg.log_count + 1) >= peer->engine->config.msg_window;
+}
+
+/* The sequence number of the message about to leave, and our cumulative
+ * acknowledgement of the peer's messages to go with it. */
+static inline void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack)
+{
+    *seq = loom_le32(peer->msg.tx_seq);
+    *ack = loom_le32(peer->msg.rx_seq);
+    peer->msg.acked = peer->msg.rx_seq;
+}
+
+void loom_msg_keep(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
                    int iovcnt, size_t length);
+
+/* The message stamped last has left: kept until acknowledged if logging. */
+static inline void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag,
+                                 const struct iovec *iov, int iovcnt, size_t length)
+{
+    if (loom_msg_logging(peer)) {
+        loom_msg_keep(peer, rail, tag, iov, iovcnt, length);
+    }
+    ++peer->msg.tx_seq;
+}
 void loom_msg_acked(loom_peer_t *peer, uint32_t ack);
 bool loom_msg_on_rail(const loom_peer_t *peer, int rail);
 void loom_msg_resend_start(loom_peer_t *peer);
@@ -548,10 +616,15 @@ ucs_status_t loom_rail_error(void *arg, uct_ep_h ep, ucs_status_t status);
 
 /* am.c */
 int  loom_am_send_raw(uct_ep_h ep, uint8_t am_id, const void *msg, size_t length);
-int  loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id, const loom_wire_send_t *hdr,
-                   const struct iovec *iov, int iovcnt);
 int  loom_am_issue_ep(loom_peer_t *peer, int rail, uct_ep_h ep, uint8_t am_id,
                       const loom_wire_send_t *hdr, const struct iovec *iov, int iovcnt);
+/* Send one message on a rail now: LOOM_OK, LOOM_ERR_AGAIN, or an error. */
+static inline int loom_am_issue(loom_peer_t *peer, int rail, uint8_t am_id,
+                                const loom_wire_send_t *hdr, const struct iovec *iov,
+                                int iovcnt)
+{
+    return loom_am_issue_ep(peer, rail, peer->rails[rail].ep, am_id, hdr, iov, iovcnt);
+}
 int  loom_am_issue_zcopy(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
                          const struct iovec *iov, int iovcnt, loom_op_t *op);
 void loom_am_in_flight(loom_op_t *op);
@@ -628,11 +701,27 @@ typedef struct loom_msg_copy {
     uint8_t  data[];
 } loom_msg_copy_t;
 void loom_msg_new_conn_drop(loom_peer_t *peer);
-int  loom_msg_order(const loom_peer_t *peer, uint32_t seq);
+/* Where a message of this sequence number stands: < 0 delivered already,
+ * 0 next to deliver, > 0 one before it is still missing. */
+static inline int loom_msg_order(const loom_peer_t *peer, uint32_t seq)
+{
+    if (seq == peer->msg.rx_seq) {
+        return 0;
+    }
+    return loom_seq_after(seq, peer->msg.rx_seq) ? 1 : -1;
+}
 bool loom_msg_resend_progress(loom_peer_t *peer);
 void loom_msg_peer_fini(loom_peer_t *peer);
-bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+bool loom_msg_conn_other(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
                          const void *payload, size_t length);
+/* Is the message of the peer's connection in use (reliable.c)? */
+static inline bool loom_msg_conn_check(loom_peer_t *peer, int rail,
+                                       const loom_wire_send_t *hdr, const void *payload,
+                                       size_t length)
+{
+    return loom_from_le32(hdr->conn) == peer->msg.rx_conn ||
+           loom_msg_conn_other(peer, rail, hdr, payload, length);
+}
 void loom_msg_refuse(loom_engine_t *engine, int rail, uint64_t sender, const char *why);
 void loom_msg_over_limit(loom_engine_t *engine, int rail, uint64_t sender, const char *what);
 bool loom_msg_in_window(const loom_peer_t *peer, uint32_t seq);

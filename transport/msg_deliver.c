@@ -54,7 +54,7 @@ void loom_msg_wait_for_full(loom_peer_t *peer, int rail, uint8_t tag, const void
 
 /* What quiet progress delivered goes up first, in order (an engine message
  * that waited for full progress runs here); how many went. */
-static int loom_msg_waiting_up(loom_peer_t *peer)
+static UCS_F_NOINLINE int loom_msg_waiting_deliver(loom_peer_t *peer)
 {
     loom_msg_held_t *copy;
     int count = 0;
@@ -73,6 +73,13 @@ static int loom_msg_waiting_up(loom_peer_t *peer)
         ++count;
     }
     return count;
+}
+
+/* Messages that waited for full progress go up first: the check alone for
+ * the message of every call. */
+static inline int loom_msg_waiting_up(loom_peer_t *peer)
+{
+    return ucs_list_is_empty(&peer->msg.waiting) ? 0 : loom_msg_waiting_deliver(peer);
 }
 
 void loom_msg_waiting_drop(loom_peer_t *peer)

@@ -8,64 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies are kept only where another rail could carry them again. */
-bool loom_msg_logging(const loom_peer_t *peer)
-{
-    return peer->engine->config.msg_window > 0 && peer->engine->rail_count > 1;
-}
-
-/* New messages wait while the log is full (the peer acknowledges soon:
- * see loom_msg_ack_wanted) or while the log is being sent again. */
-bool loom_msg_can_send(const loom_peer_t *peer)
-{
-    const loom_msg_state_t *msg = &peer->msg;
-
-    return !msg->resending &&
-           (!loom_msg_logging(peer) || msg->log_count < peer->engine->config.msg_window);
-}
-
-/* Half the window waits for an acknowledgement: ask for one at once. */
-bool loom_msg_ack_wanted(const loom_peer_t *peer)
-{
-    return loom_msg_logging(peer) &&
-           2 * (peer->msg.log_count + 1) >= peer->engine->config.msg_window;
-}
-
-/* The sequence number of the message about to leave, and our cumulative
- * acknowledgement of the peer's messages to go with it. */
-void loom_msg_stamp(loom_peer_t *peer, uint32_t *seq, uint32_t *ack)
-{
-    *seq = loom_le32(peer->msg.tx_seq);
-    *ack = loom_le32(peer->msg.rx_seq);
-    peer->msg.acked = peer->msg.rx_seq;
-}
-
-/* The message stamped last has left: keep it until acknowledged. */
-void loom_msg_sent(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
+/* The message stamped last has left, while logging (loom_msg_sent): keep
+ * it until acknowledged. */
+void loom_msg_keep(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec *iov,
                    int iovcnt, size_t length)
 {
     loom_msg_state_t *msg = &peer->msg;
-    loom_msg_entry_t *entry;
+    loom_msg_entry_t *entry = malloc(sizeof(*entry) + length);
 
-    if (loom_msg_logging(peer)) {
-        entry = malloc(sizeof(*entry) + length);
-        if (NULL == entry) {
-            loom_log(peer->engine, LOOM_LOG_WARN, "out of memory keeping message %u to "
-                     "peer %#llx: it is lost if its rail fails", msg->tx_seq,
-                     (unsigned long long)peer->name);
-        } else {
-            entry->sent   = loom_now_ns();
-            entry->rail   = rail;
-            entry->seq    = msg->tx_seq;
-            entry->tag    = tag;
-            entry->length = length;
-            (void)loom_iov_pack(entry->data, iov, iovcnt);
-            ucs_list_add_tail(&msg->log, &entry->link);
-            ++msg->log_count;
-            ++peer->engine->msgs_logged;
-        }
+    if (NULL == entry) {
+        loom_log(peer->engine, LOOM_LOG_WARN, "out of memory keeping message %u to "
+                 "peer %#llx: it is lost if its rail fails", msg->tx_seq,
+                 (unsigned long long)peer->name);
+        return;
     }
-    ++msg->tx_seq;
+    entry->sent   = loom_now_ns();
+    entry->rail   = rail;
+    entry->seq    = msg->tx_seq;
+    entry->tag    = tag;
+    entry->length = length;
+    (void)loom_iov_pack(entry->data, iov, iovcnt);
+    ucs_list_add_tail(&msg->log, &entry->link);
+    ++msg->log_count;
+    ++peer->engine->msgs_logged;
 }
 
 /* The peer delivered every message before ack (little-endian). */

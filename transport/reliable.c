@@ -104,17 +104,14 @@ void loom_msg_new_conn_drop(loom_peer_t *peer)
  * Until the answer, the new connection's messages are kept (as many as may
  * be ahead of order).  True when the message is of the connection in use.
  * hdr is an aligned copy of the message's header, payload the rest as it
- * came.
+ * came.  loom_msg_conn_check: a message not of the connection in use.
  */
-bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
+bool loom_msg_conn_other(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr,
                          const void *payload, size_t length)
 {
     loom_msg_state_t *msg = &peer->msg;
     uint32_t conn = loom_from_le32(hdr->conn), seq = loom_from_le32(hdr->seq);
 
-    if (conn == msg->rx_conn) {
-        return true;
-    }
     if (0 == msg->rx_conn) {
         msg->rx_conn = conn;
         return true;
@@ -138,16 +135,6 @@ bool loom_msg_conn_check(loom_peer_t *peer, int rail, const loom_wire_send_t *hd
         ++msg->new_count;
     }
     return false;
-}
-
-/* Where a message of this sequence number stands: < 0 delivered already,
- * 0 next to deliver, > 0 one before it is still missing. */
-int loom_msg_order(const loom_peer_t *peer, uint32_t seq)
-{
-    if (seq == peer->msg.rx_seq) {
-        return 0;
-    }
-    return loom_seq_after(seq, peer->msg.rx_seq) ? 1 : -1;
 }
 
 /* Send the log again, in order; true once it all went (or cannot go). */

@@ -6,38 +6,6 @@
 
 #include <string.h>
 
-/* Copy the pieces of iov one after the other to dest; returns the end. */
-uint8_t *loom_iov_pack(uint8_t *dest, const struct iovec *iov, int iovcnt)
-{
-    int i;
-
-    for (i = 0; i < iovcnt; ++i) {
-        memcpy(dest, iov[i].iov_base, iov[i].iov_len);
-        dest += iov[i].iov_len;
-    }
-    return dest;
-}
-
-size_t loom_iov_length(const struct iovec *iov, int iovcnt)
-{
-    size_t length = 0;
-    int i;
-
-    for (i = 0; i < iovcnt; ++i) {
-        length += iov[i].iov_len;
-    }
-    return length;
-}
-
-void loom_wire_hdr_fill(loom_wire_hdr_t *hdr, uint8_t type, uint8_t tag, size_t total)
-{
-    hdr->version = LOOM_WIRE_VERSION;
-    hdr->type    = type;
-    hdr->tag     = tag;
-    hdr->flags   = 0;
-    hdr->length  = loom_le32((uint32_t)(total - sizeof(*hdr)));
-}
-
 /* Validate the common header of a received message; count refusals. */
 bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length, uint8_t type,
                          size_t min_length)
