@@ -940,6 +940,14 @@ static inline uint64_t loom_engine_clock(const loom_engine_t *engine)
     return engine->clock_ns;
 }
 
+/* How long since a loom_now_ns() stamp, at a timer's now: none when the
+ * stamp is later (stamped after the clock pass read the clock, or by
+ * another thread), never a negative time wrapped round to a huge one. */
+static inline uint64_t loom_elapsed_ns(uint64_t now, uint64_t since)
+{
+    return (now > since) ? now - since : 0;
+}
+
 /* Read the clock into the engine's: for a time that a timeout is counted
  * from, which a stale clock (no progress for a while) would cut short. */
 static inline uint64_t loom_engine_clock_read(loom_engine_t *engine)

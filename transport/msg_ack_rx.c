@@ -72,8 +72,8 @@ int loom_msg_watch(loom_engine_t *engine)
     engine->next_msg_watch = now + limit / 8;
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
         entry = loom_msg_log_first(peer);
-        if (NULL == entry || peer->msg.resending || now - entry->sent < limit ||
-            (peer->msg.asked && now - peer->msg.asked_time < limit) ||
+        if (NULL == entry || peer->msg.resending || loom_elapsed_ns(now, entry->sent) < limit ||
+            (peer->msg.asked && loom_elapsed_ns(now, peer->msg.asked_time) < limit) ||
             (peer->msg.ask_again && now < peer->msg.ask_after) ||
             (rail = loom_peer_other_rail(peer, entry->rail)) < 0) {
             continue;

@@ -186,10 +186,11 @@ static int loom_engine_progress_run(loom_engine_t *engine, bool quiet)
     for (i = 0; i < engine->poller_count; ++i) {
         count += engine->pollers[i](engine);
     }
-    /* The clock read after what this pass received: nothing stamped with
-     * loom_now_ns() so far is ahead of it, so the timers' "now - stamp" is
-     * never negative.  Most passes skip both (a clock read is a system call
-     * where the clock source is not the TSC). */
+    /* The clock read after what this pass received, so that stamps taken
+     * so far are behind it (timers count from later ones, by timers before
+     * them or by other threads, with loom_elapsed_ns).  Most passes skip
+     * both (a clock read is a system call where the clock source is not
+     * the TSC). */
     if (loom_clock_pass(engine)) {
         (void)loom_engine_clock_read(engine);
         for (i = 0; i < engine->timer_count; ++i) {

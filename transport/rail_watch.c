@@ -61,7 +61,7 @@ static bool loom_rail_watch_answered(const loom_peer_t *peer, int rail, uint64_t
 {
     uint64_t reply = peer->msg.last_reply, asked = peer->rails[rail].watch_asked;
 
-    return 0 != asked && reply > asked && now - reply > limit / 4;
+    return 0 != asked && reply > asked && loom_elapsed_ns(now, reply) > limit / 4;
 }
 
 /* Ask the peer for an answer on a rail of its own that works. */
@@ -90,14 +90,14 @@ static bool loom_rail_watch_stuck(loom_peer_t *peer, int rail, uint64_t now, uin
 
     /* a closing peer's chunks fail as its endpoints close */
     if (0 == prail->inflight_chunks || prail->failed || 0 == prail->others_since ||
-        now - prail->others_since <= limit / 2 || loom_peer_closing(peer)) {
+        loom_elapsed_ns(now, prail->others_since) <= limit / 2 || loom_peer_closing(peer)) {
         return false;
     }
     idle = loom_rail_watch_others_idle(peer, rail, &others);
     if (idle && 0 == prail->watch_asked) {
         loom_rail_watch_ask(peer, rail, now);
     }
-    if (now - prail->others_since <= limit) {
+    if (loom_elapsed_ns(now, prail->others_since) <= limit) {
         return false;
     }
     return landed >= 2ull * others * peer->engine->config.stripe_depth ||
@@ -160,7 +160,7 @@ int loom_rail_watch(loom_engine_t *engine)
                      "for %llu ms with %u in flight, while %llu landed on other rails; "
                      "taking the rail out of use", engine->rails[i].info.tl_name,
                      engine->rails[i].info.dev_name, (unsigned long long)peer->name,
-                     (unsigned long long)((now - peer->rails[i].last_landed) / 1000000),
+                     (unsigned long long)(loom_elapsed_ns(now, peer->rails[i].last_landed) / 1000000),
                      peer->rails[i].inflight_chunks,
                      (unsigned long long)(peer->chunks_landed - peer->rails[i].landed_mark));
             loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);

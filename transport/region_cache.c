@@ -243,7 +243,7 @@ int loom_rcache_reclaim(loom_engine_t *engine)
     pthread_spin_lock(&rc->lock);
     ucs_list_for_each(entry, &rc->entries, link) {
         /* the cache's own reference only: no region uses it */
-        if (1 == entry->super.refcount && now - entry->last_used > limit &&
+        if (1 == entry->super.refcount && loom_elapsed_ns(now, entry->last_used) > limit &&
             (entry->super.flags & UCS_RCACHE_REGION_FLAG_PGTABLE)) {
             ucs_rcache_region_hold(entry->ctx->rcache, &entry->super);
             idle[count++] = entry;

@@ -180,7 +180,8 @@ static void loom_rejoin_peer(loom_peer_t *peer, uint64_t now, bool period_over)
         if (!period_over || !prail->failed || !loom_rejoin_possible(peer, i)) {
             continue;
         }
-        if (LOOM_PROBE_NONE != prail->probe_state && now - prail->probe_since > 2 * period) {
+        if (LOOM_PROBE_NONE != prail->probe_state &&
+            loom_elapsed_ns(now, prail->probe_since) > 2 * period) {
             loom_rejoin_state_set(peer, i, LOOM_PROBE_NONE); /* stuck: start over */
         }
         if (LOOM_PROBE_NONE != prail->probe_state || now < prail->next_probe) {
