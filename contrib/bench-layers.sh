@@ -49,7 +49,8 @@ layers_say_commands() {
     say "#   uct: ucx_perftest [127.0.0.1] -t am_lat -x $layers_tl -d $layers_dev $common" \
         "${layers_server_bind[*]:+(server ${layers_server_bind[*]}, client ${layers_client_bind[*]})}"
     say "#   engine: LOOM_BENCH_RAILS=$rails LOOM_BENCH_CORES=$layers_cores" \
-        "$layers_engine $layers_size $layers_iters 1 (raw, rawcopy: its rounds of UCT am_short, am_bcopy)"
+        "$layers_engine $layers_size $layers_iters 1" \
+        "(raw, rawcopy: its rounds of UCT am_short, am_bcopy)"
     say "#   ucp: UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices ucx_perftest [127.0.0.1]" \
         "-t tag_lat $common"
 }
@@ -119,7 +120,8 @@ layers_round() {
 layers_values() {
     local name
     for name in uct raw rawcopy engine ucp; do
-        cat "$outdir/layer-$name".r*.txt 2>/dev/null | awk -v name="$name" 'NF { print name, 8, $1 }'
+        cat "$outdir/layer-$name".r*.txt 2>/dev/null |
+            awk -v name="$name" 'NF { print name, 8, $1 }'
     done
     for name in loom ucx; do
         cat "$outdir/latency-$name".r*.txt 2>/dev/null |

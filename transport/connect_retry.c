@@ -56,7 +56,8 @@ static void loom_connect_retry_peer(loom_peer_t *peer, uint64_t now)
         loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: peer %#llx has not connected back "
                  "%.1f s after our CONNECT; sending it again (try %u)",
                  engine->rails[i].info.tl_name, engine->rails[i].info.dev_name,
-                 (unsigned long long)peer->name, (double)loom_elapsed_ns(now, prail->connect_sent) / 1e9,
+                 (unsigned long long)peer->name,
+                 (double)loom_elapsed_ns(now, prail->connect_sent) / 1e9,
                  prail->connect_tries);
         if (NULL != engine->rails[i].wireup_iface) {
             loom_peer_boot_ep_renew(peer, i);

@@ -229,11 +229,11 @@ typedef struct loom_early {
     uint8_t msg[LOOM_MAX_RAILS][LOOM_OP_MSG_MAX];
 } loom_early_t;
 
-/* tcp rails whose sockets get keepalive and a user timeout (tcp_liveness.c) */
+/* tcp rails whose sockets get keepalive and wake a sleeping thread
+ * (tcp_liveness.c) */
 typedef struct loom_tcp_liveness {
     int            count;
     struct in_addr addrs[LOOM_MAX_RAILS];
-    unsigned       tick;
     uint64_t       next_sweep;
 } loom_tcp_liveness_t;
 

@@ -160,7 +160,8 @@ int loom_rail_watch(loom_engine_t *engine)
                      "for %llu ms with %u in flight, while %llu landed on other rails; "
                      "taking the rail out of use", engine->rails[i].info.tl_name,
                      engine->rails[i].info.dev_name, (unsigned long long)peer->name,
-                     (unsigned long long)(loom_elapsed_ns(now, peer->rails[i].last_landed) / 1000000),
+                     (unsigned long long)(loom_elapsed_ns(now, peer->rails[i].last_landed) /
+                                          1000000),
                      peer->rails[i].inflight_chunks,
                      (unsigned long long)(peer->chunks_landed - peer->rails[i].landed_mark));
             loom_peer_fail_rail(peer, i, UCS_ERR_TIMED_OUT);

@@ -8,8 +8,8 @@
  * the engine adds.  Each round runs it three times over the same connection:
  * through the engine, then raw (uct_ep_am_short, then uct_ep_am_bcopy as the
  * engine sends, on the rail's endpoint, progressed by uct_worker_progress
- * alone), so that the engine's cost shows against UCT's
- * in the same processes and minutes, with no clock read per message (where
+ * alone), so that the engine's cost shows against UCT's in the same
+ * processes and minutes, with no clock read per message (where
  * the clock is a system call, as in the rxe guest, ucx_perftest's own
  * per-iteration reads weigh on its floor).  Every message is checked byte
  * for byte.
