@@ -30,6 +30,19 @@ static bool loom_peer_eps_busy(loom_peer_t *peer)
     return false;
 }
 
+/* Whether the peer still waits for something of ours: not once it said
+ * goodbye (everything it sent came before) and the upper layer waits for
+ * nothing of it; what is left then is our own goodbye and acknowledgements,
+ * which a peer that closes does not need, and which it may never take in
+ * (a peer that left first has closed its endpoints). */
+static bool loom_peer_unsettled(loom_peer_t *peer)
+{
+    if (peer->said_bye && 0 == peer->owed) {
+        return false;
+    }
+    return peer->outstanding > 0 || loom_peer_eps_busy(peer);
+}
+
 /* Let what is in flight finish and our goodbye leave, but never hang on a
  * dead peer, nor progress from inside progress. */
 static void loom_peer_settle(loom_peer_t *peer)
@@ -37,8 +50,7 @@ static void loom_peer_settle(loom_peer_t *peer)
     loom_engine_t *engine = peer->engine;
     uint64_t deadline = loom_now_ns() + 2000000000ull;
 
-    while ((peer->outstanding > 0 || loom_peer_eps_busy(peer)) && !engine->in_progress &&
-           loom_now_ns() < deadline) {
+    while (loom_peer_unsettled(peer) && !engine->in_progress && loom_now_ns() < deadline) {
         loom_engine_progress(engine);
     }
 }
