@@ -200,6 +200,9 @@ struct loom_peer {
     size_t           addr_blob_len;
     unsigned         refusals;    /* answers to refused requests waiting to leave */
     unsigned         push_reqs;   /* our push requests to it waiting for an answer */
+    loom_opq_t       push_held;   /* ours held back by LOOM_PUSH_WINDOW, apart
+                                     from the rail queues, so that the serves
+                                     it waits for from us are not held too */
     unsigned         serves;      /* serves queued or in flight towards it */
     unsigned         atomics;     /* our atomics to it not answered yet */
     unsigned         atomic_replies; /* answers to its atomics waiting to leave */
@@ -500,6 +503,8 @@ int  loom_op_submit(loom_peer_t *peer, loom_op_t *op, int (*advance)(loom_op_t *
                     void (*fail)(loom_op_t *, int));
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);
 void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op);
+void loom_push_hold(loom_peer_t *peer, loom_op_t *op);
+void loom_push_release_held(loom_peer_t *peer);
 void loom_peer_mark_busy(loom_peer_t *peer);
 bool loom_op_queue_empty(const loom_peer_t *peer, const loom_op_t *op);
 loom_op_t *loom_opq_pop(loom_opq_t *q);

@@ -34,6 +34,7 @@ void loom_op_finish(loom_op_t *op, int status)
         loom_hash_remove(&engine->requests, op->id);
         if (LOOM_STAGE_WAIT == op->stage) {
             --op->peer->push_reqs; /* sent, and answered or given up */
+            loom_push_release_held(op->peer);
         }
     } else if (LOOM_OP_SERVE == op->kind && !op->done_sent) {
         --op->peer->serves; /* else when the requester was told */
@@ -126,6 +127,23 @@ void loom_op_queue_front(loom_peer_t *peer, loom_op_t *op)
 {
     loom_opq_push_front(loom_op_queue_of(peer, op), op);
     loom_peer_mark_busy(peer);
+}
+
+/* A push request the owner's window has no room for waits apart (in order)
+ * until one of ours is answered. */
+void loom_push_hold(loom_peer_t *peer, loom_op_t *op)
+{
+    loom_opq_push(&peer->push_held, op);
+}
+
+/* One of ours was answered: the oldest held one goes back to its rail. */
+void loom_push_release_held(loom_peer_t *peer)
+{
+    loom_op_t *op = loom_opq_pop(&peer->push_held);
+
+    if (NULL != op) {
+        loom_op_queue(peer, op);
+    }
 }
 
 /* An op the engine allocates for itself (control messages, serves, striped

@@ -168,6 +168,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
         ucs_list_head_init(&peer->rails[i].rail_queue);
     }
     ucs_list_head_init(&peer->queue);
+    ucs_list_head_init(&peer->push_held);
     ucs_list_head_init(&peer->msg.log);
     ucs_list_head_init(&peer->msg.held);
     ucs_list_head_init(&peer->msg.waiting);

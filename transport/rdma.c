@@ -229,7 +229,12 @@ int loom_rdma_advance(loom_op_t *op)
 
     if (LOOM_OP_PUSH_REQ == op->kind) {
         if (op->peer->push_reqs >= LOOM_PUSH_WINDOW) {
-            return LOOM_ERR_AGAIN; /* the owner takes no more: wait for answers */
+            /* the owner takes no more: aside until an answer comes, not at
+             * the head of the rail's queue, where it would hold up our
+             * serves to the owner, and so the owner's answers to us, if the
+             * owner's requests fill our window too */
+            loom_push_hold(op->peer, op);
+            return LOOM_INPROGRESS;
         }
         iov.iov_base = op->msg;
         iov.iov_len  = op->msg_len;

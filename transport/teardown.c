@@ -77,6 +77,9 @@ static void loom_peer_drop_queued(loom_peer_t *peer)
     while (NULL != (op = loom_opq_pop(&peer->queue))) {
         loom_peer_drop_op(peer, op);
     }
+    while (NULL != (op = loom_opq_pop(&peer->push_held))) {
+        loom_peer_drop_op(peer, op);
+    }
     for (i = 0; i < peer->engine->rail_count; ++i) {
         while (NULL != (op = loom_opq_pop(&peer->rails[i].rail_queue))) {
             loom_peer_drop_op(peer, op);

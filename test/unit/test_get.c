@@ -7,6 +7,9 @@
  * Then more gets at once than the owner takes push requests of one peer:
  * the requester keeps the rest until answers come, all complete, none is
  * refused; and an owner whose bound is reached refuses, counting it.
+ * Then both sides at once past the window: each one's held requests must not
+ * hold up its serves of the other's (the MPICH suite's rma/test5 under osc
+ * rdma hung so, both sides waiting for answers forever).
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the push window, for its bound */
@@ -240,6 +243,28 @@ static void get_window(unit_ctx_t *ctx, get_side_t *side)
     unit_barrier(ctx);
 }
 
+/* Both sides get WINDOW_GETS ranges of 64 B from each other at once. */
+static void get_window_both(unit_ctx_t *ctx, get_side_t *side)
+{
+    unit_op_t *uop = calloc(WINDOW_GETS, sizeof(*uop));
+    size_t i;
+
+    CHECK(NULL != uop);
+    unit_barrier(ctx);
+    for (i = 0; i < WINDOW_GETS; ++i) {
+        get_issue(ctx, side, i * 67u, i * 64u, 64, &uop[i]);
+    }
+    for (i = 0; i < WINDOW_GETS; ++i) {
+        UNIT_WAIT(ctx, uop[i].calls > 0);
+        CHECK_RC(uop[i].status, LOOM_OK);
+        CHECK_MEM(side->dst + i * 64u, side->src_ref + i * 67u, 64, "get past both windows");
+    }
+    CHECK_UEQ(ctx->peer->push_reqs, 0);
+    memcpy(side->dst, side->dst_ref, WINDOW_GETS * 64u);
+    free(uop);
+    unit_barrier(ctx);
+}
+
 static void get_body(unit_ctx_t *ctx)
 {
     uint64_t other = ctx->is_parent ? UNIT_CHILD_NAME : UNIT_PARENT_NAME;
@@ -266,6 +291,7 @@ static void get_body(unit_ctx_t *ctx)
     get_direction(ctx, &side, ctx->is_parent);
     get_direction(ctx, &side, !ctx->is_parent);
     get_window(ctx, &side);
+    get_window_both(ctx, &side);
 
     /* A get reads: the owner's memory is as it was. */
     CHECK_MEM(side.src, own_src_ref, REGION_LEN, "source region after being read");
