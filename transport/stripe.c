@@ -98,6 +98,9 @@ void loom_stripes_drop_region(loom_region_t *region)
             loom_opq_take(&stripe->parent->peer->rails[i].rail_queue,
                           loom_stripe_chunk_unsent, stripe, &cancelled);
         }
+        /* and those of a get that the owner's push window holds back */
+        loom_opq_take(&stripe->parent->peer->push_held, loom_stripe_chunk_unsent, stripe,
+                      &cancelled);
     }
     while (NULL != (chunk = loom_opq_pop(&cancelled))) {
         loom_rdma_complete(chunk, LOOM_ERR_CANCELLED); /* booked by its stripe */
