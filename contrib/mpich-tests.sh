@@ -43,7 +43,14 @@ expected_only=0
 prepare_only=0
 results=
 dirs=()
+# $1 the option, $2 how many words are left: its value must follow
+need_value() {
+    [ "$2" -ge 2 ] || { echo "mpich-tests: $1 needs a value (see --help)" >&2; exit 2; }
+}
 while [ $# -gt 0 ]; do
+    case "$1" in
+        --stack|--set|--max-np|--results) need_value "$1" $# ;;
+    esac
     case "$1" in
         --stack) stack=$2; shift ;;
         --set) set_name=$2; shift ;;
@@ -61,9 +68,12 @@ case "$stack" in loom|loom-rdma|tcp|ucx) ;; *) echo "mpich-tests: --stack must b
 case "$set_name" in ci|all) ;; *) echo "mpich-tests: --set must be ci or all, not '$set_name'" >&2; exit 2 ;; esac
 [[ "$max_np" =~ ^[1-9][0-9]*$ ]] || { echo "mpich-tests: --max-np must be a positive number, not '$max_np'" >&2; exit 2; }
 [ ${#dirs[@]} -gt 0 ] || dirs=(pt2pt coll datatype comm group attr topo info init errhan mpi_t rma)
-[ "$set_name" = all ] && max_np=0
+rank_limit="over $max_np ranks"
+[ "$set_name" = all ] && max_np=0 rank_limit="over the rank limit (none)"
 workdir=${LOOM_MPICH_DIR:-/var/cache/loom-mpich}
 timeout_s=${LOOM_MPICH_TIMEOUT:-180}
+[[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "mpich-tests: LOOM_MPICH_TIMEOUT must be a positive number of seconds, not '$timeout_s'" >&2; exit 2; }
 
 . "$src/contrib/mpich-suite-lib.sh"
 
@@ -88,7 +98,6 @@ echo "mpich-tests: suite in $suite, results in $results"
 echo "mpich-tests: $(sed -n 2p "$mpiexec")"
 
 total_pass=0 total_fail=0 total_expected=0 total_unbuilt=0 total_over=0
-failures=()
 for dir in "${dirs[@]}"; do
     [ -f "$suite/$dir/testlist" ] || { echo "mpich-tests: no directory $dir in the suite" >&2; exit 2; }
     list=$results/$dir.testlist
@@ -106,19 +115,21 @@ for dir in "${dirs[@]}"; do
     (cd "$suite/$dir" &&
      MPITEST_TIMEOUT=$timeout_s ../runtests -srcdir=. -tests="$list" -mpiexec="$mpiexec" \
          -tapfile="$results/$dir.tap" >"$results/$dir.out" 2>&1)
+    if [ ! -f "$results/$dir.tap" ]; then
+        echo "FAIL $dir: the suite's runtests wrote no results (its output: $results/$dir.out)"
+        total_fail=$((total_fail + 1))
+        continue
+    fi
     pass=$(grep -c '^ok ' "$results/$dir.tap")
     fail=$(grep -c '^not ok ' "$results/$dir.tap")
     total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail))
-    echo "=== $dir: $pass passed, $fail failed ($((SECONDS - start)) s; left out: $expected expected failures, $unbuilt not built, $over over $max_np ranks)"
-    while read -r line; do
-        failures+=("$dir/${line#not ok  - ./}")
-        echo "FAIL $dir/${line#not ok  - ./}"
-    done < <(grep '^not ok ' "$results/$dir.tap" | sed 's/ *# time=.*//')
+    echo "=== $dir: $pass passed, $fail failed ($((SECONDS - start)) s; left out: $expected expected failures, $unbuilt not built, $over $rank_limit)"
+    grep '^not ok ' "$results/$dir.tap" | sed "s| *# time=.*||; s|^not ok  - ./|FAIL $dir/|"
 done
 
 echo "mpich-tests ($stack): $total_pass passed, $total_fail failed;" \
      "left out $total_expected expected failures, $total_unbuilt not built," \
-     "$total_over over $max_np ranks; TAP and output in $results"
+     "$total_over $rank_limit; TAP and output in $results"
 if [ "$expected_only" = 1 ]; then
     exit 0
 fi
