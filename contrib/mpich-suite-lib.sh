@@ -46,7 +46,7 @@ mpich_suite_ready() {
 }
 
 mpich_suite_prepare() {
-    local work=$1 tarball suite d
+    local work=$1 tarball suite d rc
     shift
     tarball=$(ls "$work"/mpich_*.orig.tar.* 2>/dev/null | head -n 1)
     if [ -z "$tarball" ]; then
@@ -80,10 +80,12 @@ mpich_suite_prepare() {
     for d in util dtpools "$@"; do
         [ -f "$suite/$d/.loom-built" ] && continue
         # -k: some programs call MPI-4 functions Open MPI 4.1 lacks; the rest build
-        make -C "$suite/$d" -k -j"$(nproc)" >"$work/build-$d.log" 2>&1
-        case "$d" in
-            util|dtpools) [ $? -eq 0 ] || { echo "SKIP: the suite's $d would not build (see $work/build-$d.log)" >&2; return 1; } ;;
-        esac
+        rc=0
+        make -C "$suite/$d" -k -j"$(nproc)" >"$work/build-$d.log" 2>&1 || rc=$?
+        if [ "$rc" -ne 0 ] && { [ "$d" = util ] || [ "$d" = dtpools ]; }; then
+            echo "SKIP: the suite's $d would not build (see $work/build-$d.log)" >&2
+            return 1
+        fi
         touch "$suite/$d/.loom-built"
     done
     echo "$suite"
