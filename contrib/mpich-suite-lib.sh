@@ -1,4 +1,4 @@
-# Shared by contrib/mpich-tests.sh and test/mpich-check.sh (sourced, not run):
+# Sourced by contrib/mpich-tests.sh (not run; test/mpich-check.sh calls that script):
 # fetching, building and choosing the entries of the MPICH test suite.
 
 # The mpirun arguments that select a stack.  One-sided communication over a
