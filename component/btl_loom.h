@@ -87,7 +87,9 @@ OPAL_MODULE_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
 typedef struct mca_btl_loom_module_t {
     mca_btl_base_module_t super;
     loom_engine_t        *engine;
-    opal_free_list_t      frags;      /* send fragments of eager size */
+    opal_free_list_t      frags;      /* send fragments of up to
+                                         MCA_BTL_LOOM_FRAG_SMALL bytes */
+    opal_free_list_t      frags_large; /* of max_send_size: packed data */
     size_t                key_size;   /* bytes of a registration handle's key */
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct mca_btl_base_endpoint_t *endpoints;
@@ -124,8 +126,15 @@ typedef struct mca_btl_loom_frag_t {
     loom_op_t                 op;
     struct iovec              iov[2];
     uint8_t                   tag;
-    uint8_t                  *data;   /* eager_limit bytes follow the struct */
+    opal_free_list_t         *list;   /* where it goes back */
+    uint8_t                  *data;   /* the list's data size follows the struct */
 } mca_btl_loom_frag_t;
+
+/* Data bytes of a small send fragment: ob1's control messages and small
+ * packed sends.  Larger ones (non-contiguous data packed for an eager or
+ * pipelined send) come from a list of max_send_size, grown a few at a time,
+ * so that a large send size does not make every fragment large. */
+#define MCA_BTL_LOOM_FRAG_SMALL (8192 + 64)
 OBJ_CLASS_DECLARATION(mca_btl_loom_frag_t);
 
 /* Registration handle: the packed loom key, preceded by our region. */
@@ -246,6 +255,9 @@ loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint
 
 /* send path */
 void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length);
+/* The module's two lists of send fragments (by the module's max_send_size). */
+int  mca_btl_loom_frags_init(mca_btl_loom_module_t *module);
+void mca_btl_loom_frags_fini(mca_btl_loom_module_t *module);
 mca_btl_base_descriptor_t *mca_btl_loom_alloc(struct mca_btl_base_module_t *btl,
                                               struct mca_btl_base_endpoint_t *endpoint,
                                               uint8_t order, size_t size, uint32_t flags);

@@ -257,7 +257,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
 
 err:
     if (NULL != module && NULL != module->engine) {
-        OBJ_DESTRUCT(&module->frags);
+        mca_btl_loom_frags_fini(module);
     }
     free(module);
     free(btls);

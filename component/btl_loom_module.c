@@ -54,23 +54,28 @@ int mca_btl_loom_rc_to_opal(int rc)
 #define MCA_BTL_LOOM_SEND_MIN 512
 
 /*
- * Eager messages and send fragments default to 128 KiB of data plus room for
- * ob1's headers where the rails carry that much in one message (tcp): below
- * it the copies of ob1's eager protocol cost less than the rendezvous' round
- * trips and its control messages (64 KiB: 47 -> 25 us on tcp:lo; a 128 KiB
- * message 78 -> 65 us, and 1.3x the bandwidth, once it fit).  tcp rails use
- * larger segments still, for checked writes.
+ * Default sizes.  A rendezvous sends 128 KiB of data plus room for ob1's
+ * headers in its first fragment, and so do eager messages and send
+ * fragments where the module has several rails: larger messages go by
+ * rendezvous, whose gets are striped over the rails.
+ *
+ * With one rail, eager messages take what that rail carries in one message,
+ * up to 512 KiB and the headers (tcp: its segment).  On tcp both protocols
+ * copy every byte once at the receiver (checked writes, checked_put.c), so
+ * eager saves the rendezvous' round trip and its control messages: 256 KiB
+ * one way 74 -> 58 us on tcp:lo, windowed bandwidth 1.2x (README, Measured).
  */
-#define MCA_BTL_LOOM_SEND_DEFAULT (131072 + 64)
+#define MCA_BTL_LOOM_SEND_DEFAULT  (131072 + 64)
+#define MCA_BTL_LOOM_EAGER_DEFAULT (524288 + 64)
 
-/* A size limit: MCA_BTL_LOOM_SEND_DEFAULT or the largest allowed if less,
- * unless the user set one, which must lie between MCA_BTL_LOOM_SEND_MIN and
- * max (what limits it: max_what). */
-static int mca_btl_loom_limit(const char *name, size_t *value, size_t max,
+/* A size limit: dflt, or the largest allowed if less, unless the user set
+ * one, which must lie between MCA_BTL_LOOM_SEND_MIN and max (what limits
+ * it: max_what). */
+static int mca_btl_loom_limit(const char *name, size_t *value, size_t dflt, size_t max,
                               const char *max_what)
 {
     if (0 == *value) {
-        *value = (max < MCA_BTL_LOOM_SEND_DEFAULT) ? max : MCA_BTL_LOOM_SEND_DEFAULT;
+        *value = (max < dflt) ? max : dflt;
     } else if (*value < MCA_BTL_LOOM_SEND_MIN || *value > max) {
         opal_output(0, "btl loom: invalid value %zu for MCA parameter btl_loom_%s: must be "
                     "between %d (room for the upper layer's headers) and %zu (%s), or 0 "
@@ -80,10 +85,23 @@ static int mca_btl_loom_limit(const char *name, size_t *value, size_t max,
     return OPAL_SUCCESS;
 }
 
+/* A generic size of the rendezvous: dflt where left at 0, and no more than
+ * max either way. */
+static void mca_btl_loom_rndv_size(size_t *value, size_t dflt, size_t max)
+{
+    if (0 == *value) {
+        *value = dflt;
+    }
+    if (*value > max) {
+        *value = max;
+    }
+}
+
 int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engine)
 {
     mca_btl_base_module_t *btl = &module->super;
     size_t am_max = loom_engine_am_max(engine), rdma_max = loom_engine_rdma_max(engine);
+    size_t eager_default;
     double bandwidth = 0, latency = 0;
     int rail, rc;
 
@@ -95,24 +113,25 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
         return OPAL_ERR_BAD_PARAM;
     }
     /* an eager message is one send: no larger than a send fragment */
-    rc = mca_btl_loom_limit("max_send_size", &btl->btl_max_send_size, am_max,
+    eager_default = (1 == loom_engine_rail_count(engine)) ? MCA_BTL_LOOM_EAGER_DEFAULT
+                                                          : MCA_BTL_LOOM_SEND_DEFAULT;
+    rc = mca_btl_loom_limit("max_send_size", &btl->btl_max_send_size, eager_default, am_max,
                             "what the rails carry in one message");
     if (OPAL_SUCCESS == rc) {
-        rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, btl->btl_max_send_size,
-                                "btl_loom_max_send_size, or what the rails carry in one "
-                                "message");
+        rc = mca_btl_loom_limit("eager_limit", &btl->btl_eager_limit, eager_default,
+                                btl->btl_max_send_size, "btl_loom_max_send_size, or what "
+                                "the rails carry in one message");
     }
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    if (0 == btl->btl_rndv_eager_limit || btl->btl_rndv_eager_limit > btl->btl_eager_limit) {
-        btl->btl_rndv_eager_limit = btl->btl_eager_limit;
-    }
-    if (0 == btl->btl_rdma_pipeline_frag_size || btl->btl_rdma_pipeline_frag_size > rdma_max) {
-        btl->btl_rdma_pipeline_frag_size = rdma_max;
-    }
+    mca_btl_loom_rndv_size(&btl->btl_rndv_eager_limit, MCA_BTL_LOOM_SEND_DEFAULT,
+                           btl->btl_eager_limit);
+    mca_btl_loom_rndv_size(&btl->btl_rdma_pipeline_frag_size, rdma_max, rdma_max);
     if (0 == btl->btl_rdma_pipeline_send_length) {
-        btl->btl_rdma_pipeline_send_length = btl->btl_max_send_size;
+        btl->btl_rdma_pipeline_send_length = (btl->btl_max_send_size < MCA_BTL_LOOM_SEND_DEFAULT)
+                                                 ? btl->btl_max_send_size
+                                                 : MCA_BTL_LOOM_SEND_DEFAULT;
     }
     if (0 == btl->btl_min_rdma_pipeline_size) {
         btl->btl_min_rdma_pipeline_size = btl->btl_eager_limit;
@@ -141,16 +160,8 @@ int mca_btl_loom_module_init(mca_btl_loom_module_t *module, loom_engine_t *engin
     btl->btl_get_local_registration_threshold = 0;
     btl->btl_put_local_registration_threshold = 0;
 
-    OBJ_CONSTRUCT(&module->frags, opal_free_list_t);
-    rc = opal_free_list_init(&module->frags, sizeof(mca_btl_loom_frag_t) +
-                             btl->btl_max_send_size, opal_cache_line_size,
-                             OBJ_CLASS(mca_btl_loom_frag_t), 0, opal_cache_line_size,
-                             mca_btl_loom_component.free_list_num,
-                             mca_btl_loom_component.free_list_max,
-                             mca_btl_loom_component.free_list_inc, NULL, 0, NULL, NULL,
-                             NULL);
+    rc = mca_btl_loom_frags_init(module);
     if (OPAL_SUCCESS != rc) {
-        OBJ_DESTRUCT(&module->frags);
         return rc;
     }
     /* Set last: the component's error path destructs frags only if set. */
@@ -355,7 +366,7 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_loom_component.module = NULL;
     loom_engine_destroy(module->engine);
     MCA_BTL_LOOM_UNLOCK();
-    OBJ_DESTRUCT(&module->frags);
+    mca_btl_loom_frags_fini(module);
     free(module);
     return OPAL_SUCCESS;
 }

@@ -18,21 +18,67 @@ static void mca_btl_loom_frag_construct(mca_btl_loom_frag_t *frag)
 OBJ_CLASS_INSTANCE(mca_btl_loom_frag_t, opal_free_list_item_t,
                    mca_btl_loom_frag_construct, NULL);
 
+/* Most bytes of non-contiguous data sendi packs on the stack. */
+#define MCA_BTL_LOOM_SENDI_PACK_MAX 4096
+
+/* Large fragments come a few at a time: each holds max_send_size bytes. */
+#define MCA_BTL_LOOM_FRAG_LARGE_INC 4
+
+static int mca_btl_loom_frag_list_init(opal_free_list_t *list, size_t data_size, int num,
+                                       int inc)
+{
+    OBJ_CONSTRUCT(list, opal_free_list_t);
+    return opal_free_list_init(list, sizeof(mca_btl_loom_frag_t) + data_size,
+                               opal_cache_line_size, OBJ_CLASS(mca_btl_loom_frag_t), 0,
+                               opal_cache_line_size, num, mca_btl_loom_component.free_list_max,
+                               inc, NULL, 0, NULL, NULL, NULL);
+}
+
+int mca_btl_loom_frags_init(mca_btl_loom_module_t *module)
+{
+    size_t max_send = module->super.btl_max_send_size;
+    int rc;
+
+    rc = mca_btl_loom_frag_list_init(&module->frags, (max_send < MCA_BTL_LOOM_FRAG_SMALL)
+                                                         ? max_send : MCA_BTL_LOOM_FRAG_SMALL,
+                                     mca_btl_loom_component.free_list_num,
+                                     mca_btl_loom_component.free_list_inc);
+    if (OPAL_SUCCESS != rc) {
+        OBJ_DESTRUCT(&module->frags);
+        return rc;
+    }
+    rc = mca_btl_loom_frag_list_init(&module->frags_large, max_send, 0,
+                                     MCA_BTL_LOOM_FRAG_LARGE_INC);
+    if (OPAL_SUCCESS != rc) {
+        mca_btl_loom_frags_fini(module);
+    }
+    return rc;
+}
+
+void mca_btl_loom_frags_fini(mca_btl_loom_module_t *module)
+{
+    OBJ_DESTRUCT(&module->frags_large);
+    OBJ_DESTRUCT(&module->frags);
+}
+
 mca_btl_base_descriptor_t *mca_btl_loom_alloc(struct mca_btl_base_module_t *btl,
                                               struct mca_btl_base_endpoint_t *endpoint,
                                               uint8_t order, size_t size, uint32_t flags)
 {
     mca_btl_loom_module_t *module = (mca_btl_loom_module_t *)btl;
+    opal_free_list_t *list = (size <= MCA_BTL_LOOM_FRAG_SMALL) ? &module->frags
+                                                               : &module->frags_large;
     mca_btl_loom_frag_t *frag;
 
     (void)order;
     if (size > btl->btl_max_send_size) {
         return NULL;
     }
-    frag = (mca_btl_loom_frag_t *)opal_free_list_get(&module->frags);
+    frag = (mca_btl_loom_frag_t *)opal_free_list_get(list);
     if (NULL == frag) {
         return NULL;
     }
+    frag->list                 = list;
     frag->module               = module;
     frag->endpoint             = endpoint;
     frag->segments[0].seg_addr.pval = frag->data;
@@ -47,8 +93,8 @@ mca_btl_base_descriptor_t *mca_btl_loom_alloc(struct mca_btl_base_module_t *btl,
 
 int mca_btl_loom_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
-    opal_free_list_return(&((mca_btl_loom_module_t *)btl)->frags,
-                          (opal_free_list_item_t *)des);
+    (void)btl;
+    opal_free_list_return(((mca_btl_loom_frag_t *)des)->list, (opal_free_list_item_t *)des);
     return OPAL_SUCCESS;
 }
 
@@ -159,13 +205,20 @@ int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
     loom_peer_t *peer;
     int rc;
 
-    (void)order;
-    (void)flags;
     if (NULL != descriptor) {
         *descriptor = NULL;
     }
     if (header_size + payload_size > btl->btl_eager_limit) {
         return OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (payload_size > MCA_BTL_LOOM_SENDI_PACK_MAX && opal_convertor_need_buffers(convertor)) {
+        /* Too large to pack on the stack: ob1 packs into the fragment handed
+         * back (no fragment: it queues the send and tries again). */
+        if (NULL != descriptor) {
+            *descriptor = mca_btl_loom_alloc(btl, endpoint, order, header_size + payload_size,
+                                             flags);
+        }
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
     iov[0].iov_base = header;
     iov[0].iov_len  = header_size;

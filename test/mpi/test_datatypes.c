@@ -3,7 +3,9 @@
  * MPI_Type_vector (incl. > 1 MiB of payload), MPI_Type_indexed, a struct
  * with gaps and a resized type.  Each type is sent non-contiguous ->
  * contiguous, contiguous -> non-contiguous and non-contiguous ->
- * non-contiguous, in both directions.  Every byte of the receive buffer is
+ * non-contiguous, in both directions; vectors also by MPI_Bsend (whose
+ * packed data the BTL's send-immediate gets, up to the eager limit).
+ * Every byte of the receive buffer is
  * compared with an image built by hand from the type's layout: data where
  * the type has data, untouched poison in the gaps.
  */
@@ -194,6 +196,9 @@ enum { NC_TO_C, C_TO_NC, NC_TO_NC, NUM_MODES };
 static const char *mode_names[] = { "noncontig->contig", "contig->noncontig",
                                     "noncontig->noncontig" };
 
+/* send by MPI_Bsend instead of MPI_Send */
+static int buffered;
+
 static void run_case(const struct layout *l, int count, int mode, int dir,
                      int rank, int peer)
 {
@@ -209,15 +214,19 @@ static void run_case(const struct layout *l, int count, int mode, int dir,
     MPI_Status status;
     char what[128];
 
-    snprintf(what, sizeof(what), "%s count %d %s dir %d", l->name, count,
-             mode_names[mode], dir);
+    snprintf(what, sizeof(what), "%s count %d %s dir %d%s", l->name, count,
+             mode_names[mode], dir, buffered ? " (Bsend)" : "");
     if (sender) {
         if (nc) {
             build_image(buf, l, count, seed, rank, SEND_GAP_BYTE);
         } else {
             loom_fill_pattern(buf, len, seed, rank);
         }
-        LOOM_CHECK_MPI(MPI_Send(buf, count, type, peer, mode, MPI_COMM_WORLD));
+        if (buffered) {
+            LOOM_CHECK_MPI(MPI_Bsend(buf, count, type, peer, mode, MPI_COMM_WORLD));
+        } else {
+            LOOM_CHECK_MPI(MPI_Send(buf, count, type, peer, mode, MPI_COMM_WORLD));
+        }
         free(buf);
         return;
     }
@@ -257,8 +266,12 @@ int main(int argc, char **argv)
     static const int indexed_counts[] = { 1, 10, 20000 };
     static const int struct_counts[] = { 1, 100, 70000 };
     static const int resized_counts[] = { 1, 1000, 100000 };
-    int rank, nprocs, peer;
+    /* packed 8 KB (above what loom packs on the stack), 160 KB and 480 KB
+     * (eager on one tcp rail) and 2.4 MB (rendezvous) */
+    static const int bsend_counts[] = { 1000, 20000, 60000, 300000 };
+    int rank, nprocs, peer, bsend_size = 8 << 20;
     struct layout l;
+    void *bsend_buf;
 
     loom_test_init(&argc, &argv, "test_datatypes", 2, &rank, &nprocs);
     peer = loom_pair_peer(rank, nprocs);
@@ -284,5 +297,15 @@ int main(int argc, char **argv)
         run_all_modes(&l, resized_counts[i], rank, peer);
         layout_free(&l);
     }
+    bsend_buf = loom_malloc((size_t) bsend_size);
+    LOOM_CHECK_MPI(MPI_Buffer_attach(bsend_buf, bsend_size));
+    buffered = 1;
+    for (int i = 0; i < 4 && peer >= 0; i++) {
+        make_vector(&l, bsend_counts[i], 1, 2);
+        run_all_modes(&l, 1, rank, peer);
+        layout_free(&l);
+    }
+    LOOM_CHECK_MPI(MPI_Buffer_detach(&bsend_buf, &bsend_size));
+    free(bsend_buf);
     loom_test_pass();
 }
