@@ -16,14 +16,22 @@
 
 #include <string.h>
 
-/* One segment of an op now: LOOM_OK, LOOM_ERR_AGAIN, or the transport's error. */
-static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length)
+/* One segment of an op now: LOOM_OK, LOOM_ERR_AGAIN, or the transport's
+ * error.  A segment that notifies (the data of a get) holds a reference on
+ * the op's completion while UCT still reads it; other writes complete with
+ * the target's acknowledgement, which comes after these bytes. */
+static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length,
+                            bool notifies)
 {
-    /* no completion: the target's acknowledgement comes after these bytes */
-    ucs_status_t status = loom_put_segment_post(op->peer, op->rail, hdr,
-                                                (const uint8_t *)op->local + op->sent,
-                                                op->memh, length, NULL);
+    ucs_status_t status;
 
+    op->comp.count += notifies;
+    status = loom_put_segment_post(op->peer, op->rail, hdr,
+                                   (const uint8_t *)op->local + op->sent, op->memh, length,
+                                   notifies ? &op->comp : NULL);
+    if (UCS_INPROGRESS != status) {
+        op->comp.count -= notifies;
+    }
     if (UCS_OK == status || UCS_INPROGRESS == status) {
         return LOOM_OK;
     }
@@ -38,12 +46,29 @@ static bool loom_checked_put_notifies(const loom_op_t *op)
     return LOOM_OP_SERVE == op->kind && op->notify == op->peer->name;
 }
 
-/* A get's data all posted: done once UCT holds none of it (as a native
- * serve that notified early, rdma.c), without the target's PUT_ACK: one
- * message less per get for the requester to send. */
-static int loom_checked_put_flush(loom_op_t *op)
+/* A get's data all posted: done once UCT holds none of it (its segments'
+ * completions; as a native serve that notified early, rdma.c), without the
+ * target's PUT_ACK, one message less per get for the requester to send, and
+ * without a flush, which on tcp asks the target for an answer as well. */
+static int loom_checked_put_sent(loom_op_t *op)
 {
-    return loom_rdma_wait_on(op, uct_ep_flush(op->peer->rails[op->rail].ep, 0, &op->comp));
+    return loom_rdma_wait_on(op, (0 == --op->comp.count) ? UCS_OK : UCS_INPROGRESS);
+}
+
+/* Bytes per segment of a write of length: the fewest segments the rail
+ * carries, of equal size (a 512 KiB get went as 524216 bytes and a segment
+ * of 72), on a cache line where they fit, so that the target's copy of each
+ * starts at one. */
+static size_t loom_checked_seg_len(size_t length, size_t seg_max)
+{
+    size_t count = (length + seg_max - 1) / seg_max, seg;
+
+    if (count <= 1) {
+        return seg_max;
+    }
+    seg = (length + count - 1) / count;
+    seg = (seg + 63) & ~(size_t)63;
+    return (seg < seg_max) ? seg : seg_max;
 }
 
 /* Send what is left of the write, then wait for the acknowledgement (as a
@@ -52,12 +77,14 @@ int loom_checked_put_advance(loom_op_t *op)
 {
     loom_engine_t *engine = op->peer->engine;
     loom_peer_rail_t *prail = &op->peer->rails[op->rail];
-    size_t seg_max = engine->rails[op->rail].checked_seg, length;
+    size_t seg_max = loom_checked_seg_len(op->length, engine->rails[op->rail].checked_seg);
+    size_t length;
     bool notifies = loom_checked_put_notifies(op);
     loom_wire_put_t hdr;
     int rc;
 
     if (LOOM_STAGE_ISSUE == op->stage) {
+        loom_rdma_comp_init(op);
         op->write_id   = notifies ? 0 : engine->next_request_id++; /* 0: no answer */
         op->rail_epoch = prail->rail_epoch;
         op->sent       = 0;
@@ -68,8 +95,6 @@ int loom_checked_put_advance(loom_op_t *op)
         op->stage = LOOM_STAGE_FLUSH; /* sending its segments */
     } else if (op->rail_epoch != prail->rail_epoch) {
         return LOOM_ERR_UNREACH; /* its connection is gone: the rest would be refused */
-    } else if (op->done_sent) {
-        return loom_checked_put_flush(op); /* every segment went, the flush did not */
     }
     memset(&hdr, 0, sizeof(hdr));
     hdr.sender       = loom_le64(engine->config.name);
@@ -89,7 +114,7 @@ int loom_checked_put_advance(loom_op_t *op)
         hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) |
                         ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
         hdr.offset    = loom_le64((uint64_t)op->sent);
-        rc = loom_put_segment(op, &hdr, length);
+        rc = loom_put_segment(op, &hdr, length, notifies);
         if (LOOM_OK != rc) {
             return rc;
         }
@@ -97,7 +122,7 @@ int loom_checked_put_advance(loom_op_t *op)
     } while (op->sent < op->length);
     if (notifies) {
         loom_serve_told(op); /* by the last segment: no PUSH_DONE follows */
-        return loom_checked_put_flush(op);
+        return loom_checked_put_sent(op);
     }
     op->stage = LOOM_STAGE_WAIT;
     loom_wire_track(op);

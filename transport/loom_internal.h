@@ -820,6 +820,9 @@ void loom_push_peer_gone(loom_engine_t *engine, uint64_t name);
 void loom_push_cond_init(loom_engine_t *engine);
 void loom_push_cond_fini(loom_engine_t *engine);
 
+/* rdma.c: op->comp as an RDMA op's completion, one reference held */
+void loom_rdma_comp_init(loom_op_t *op);
+
 /* checked_put.c */
 int  loom_checked_put_advance(loom_op_t *op);
 ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigned flags);

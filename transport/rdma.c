@@ -174,6 +174,13 @@ static void loom_rdma_comp(uct_completion_t *self)
     loom_rdma_complete(op, (UCS_OK == self->status) ? LOOM_OK : LOOM_ERR_IO);
 }
 
+void loom_rdma_comp_init(loom_op_t *op)
+{
+    op->comp.func   = loom_rdma_comp;
+    op->comp.count  = 1;
+    op->comp.status = UCS_OK;
+}
+
 /* The rail's endpoint to the peer was destroyed: what still waits on it
  * (UCT dropped it) fails now through its own completion, as UCT would have
  * reported had the connection broken. */
@@ -223,9 +230,6 @@ int loom_rdma_advance(loom_op_t *op)
     uiov.memh   = op->memh;
     uiov.stride = 0;
     uiov.count  = 1;
-    op->comp.func   = loom_rdma_comp;
-    op->comp.count  = 1;
-    op->comp.status = UCS_OK;
 
     if (LOOM_OP_PUSH_REQ == op->kind) {
         if (op->peer->push_reqs >= LOOM_PUSH_WINDOW) {
@@ -248,13 +252,17 @@ int loom_rdma_advance(loom_op_t *op)
         return rc;
     }
     if (LOOM_OP_GET == op->kind) {
+        loom_rdma_comp_init(op);
         status = uct_ep_get_zcopy(prail->ep, &uiov, 1, op->remote, op->rkey.rkey, &op->comp);
         return loom_rdma_wait_on(op, status);
     }
     if (op->peer->engine->rails[op->rail].checked) {
-        return loom_checked_put_advance(op); /* the target checks, then acknowledges */
+        /* the target checks, then acknowledges; its completion counts the
+         * segments still in flight across calls (checked_put.c) */
+        return loom_checked_put_advance(op);
     }
     /* put and serve: write, then flush for remote completion */
+    loom_rdma_comp_init(op);
     if (LOOM_STAGE_ISSUE == op->stage) {
         status = uct_ep_put_zcopy(prail->ep, &uiov, 1, op->remote, op->rkey.rkey, NULL);
         if (UCS_OK != status && UCS_INPROGRESS != status) {
@@ -302,13 +310,15 @@ void loom_serves_cancel(loom_region_t *region)
 /* UCT holds none of the serve's bytes any more: its flush was taken, or a
  * flush of its endpoint is not refused for want of resources (tcp takes a
  * flush only once the last byte went to the socket; a NIC that would still
- * read the memory is stopped by the deregistration itself). */
+ * read the memory is stopped by the deregistration itself).  A checked
+ * write waits for its segments' completions, not for a flush. */
 static bool loom_serve_sent(const loom_op_t *op)
 {
     uct_ep_h ep = op->peer->rails[op->rail].ep;
+    bool checked = op->peer->engine->rails[op->rail].checked;
 
-    return LOOM_STAGE_WAIT == op->stage || LOOM_STAGE_DONE == op->stage ||
-           (LOOM_STAGE_FLUSH == op->stage &&
+    return LOOM_STAGE_DONE == op->stage || (LOOM_STAGE_WAIT == op->stage && !checked) ||
+           ((LOOM_STAGE_FLUSH == op->stage || LOOM_STAGE_WAIT == op->stage) &&
             (NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL)));
 }
 
