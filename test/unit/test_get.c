@@ -10,6 +10,9 @@
  * Then both sides at once past the window: each one's held requests must not
  * hold up its serves of the other's (the MPICH suite's rma/test5 under osc
  * rdma hung so, both sides waiting for answers forever).
+ * Last, the owner's serve of a get ends while the requester does not
+ * progress: it waits on nothing the requester must answer (on tcp an
+ * endpoint flush did, a zero-length put of UCT's own).
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the push window, for its bound */
@@ -23,6 +26,7 @@
 #define SMALL_COUNT 3000
 #define SMALL_BATCH 64
 #define WINDOW_GETS (LOOM_PUSH_WINDOW + LOOM_PUSH_WINDOW / 2)
+#define ALONE_LEN   16384 /* the sockets hold it unread */
 
 typedef struct get_side {
     uint8_t       *src;        /* registered: what the other side gets from us */
@@ -265,6 +269,33 @@ static void get_window_both(unit_ctx_t *ctx, get_side_t *side)
     unit_barrier(ctx);
 }
 
+/* The parent gets ALONE_LEN bytes and stops progressing once its request
+ * left; the child's serve must end meanwhile. */
+static void get_served_alone(unit_ctx_t *ctx, get_side_t *side)
+{
+    const loom_rail_stats_t *stats = loom_engine_rail_stats(ctx->engine, 0);
+    unsigned long served = stats->pushes_served;
+    unit_op_t uop;
+
+    unit_barrier(ctx);
+    if (!ctx->is_parent) {
+        unit_wait_other_holds(ctx);
+        /* told, and ended: the serve no longer reads our region */
+        UNIT_WAIT(ctx, stats->pushes_served > served && 0 == side->src_region->serves);
+        unit_send_u64(ctx, 1);
+        unit_barrier(ctx);
+        return;
+    }
+    get_issue(ctx, side, 333, 0, ALONE_LEN, &uop);
+    UNIT_WAIT(ctx, 1 == ctx->peer->push_reqs); /* the request went */
+    unit_hold_progress(ctx);
+    UNIT_WAIT(ctx, uop.calls > 0);
+    CHECK_RC(uop.status, LOOM_OK);
+    CHECK_MEM(side->dst, side->src_ref + 333, ALONE_LEN, "get served while we held");
+    memcpy(side->dst, side->dst_ref, ALONE_LEN);
+    unit_barrier(ctx);
+}
+
 static void get_body(unit_ctx_t *ctx)
 {
     uint64_t other = ctx->is_parent ? UNIT_CHILD_NAME : UNIT_PARENT_NAME;
@@ -292,6 +323,7 @@ static void get_body(unit_ctx_t *ctx)
     get_direction(ctx, &side, !ctx->is_parent);
     get_window(ctx, &side);
     get_window_both(ctx, &side);
+    get_served_alone(ctx, &side);
 
     /* A get reads: the owner's memory is as it was. */
     CHECK_MEM(side.src, own_src_ref, REGION_LEN, "source region after being read");
