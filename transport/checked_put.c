@@ -16,26 +16,18 @@
 
 #include <string.h>
 
-/* One segment of an op now: LOOM_OK, LOOM_ERR_AGAIN, or the transport's
- * error.  A segment that notifies (the data of a get) holds a reference on
- * the op's completion while UCT still reads it; other writes complete with
- * the target's acknowledgement, which comes after these bytes. */
-static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length,
-                            bool notifies)
+/* One segment of an op now: the transport's status.  Only the last segment
+ * of a get's data carries the op's completion (UCT holds none of it once
+ * that one was sent): tcp sends one zero-copy message at a time on an
+ * endpoint, so it takes the last only after every earlier one went, and no
+ * segment is left holding the op when the rail fails between two of them.
+ * Other writes complete with the target's acknowledgement, which comes
+ * after their bytes. */
+static ucs_status_t loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length,
+                                     uct_completion_t *comp)
 {
-    ucs_status_t status;
-
-    op->comp.count += notifies;
-    status = loom_put_segment_post(op->peer, op->rail, hdr,
-                                   (const uint8_t *)op->local + op->sent, op->memh, length,
-                                   notifies ? &op->comp : NULL);
-    if (UCS_INPROGRESS != status) {
-        op->comp.count -= notifies;
-    }
-    if (UCS_OK == status || UCS_INPROGRESS == status) {
-        return LOOM_OK;
-    }
-    return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
+    return loom_put_segment_post(op->peer, op->rail, hdr, (const uint8_t *)op->local + op->sent,
+                                 op->memh, length, comp);
 }
 
 /* The write is the data of a get (a serve whose process to notify is its
@@ -44,15 +36,6 @@ static int loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t le
 static bool loom_checked_put_notifies(const loom_op_t *op)
 {
     return LOOM_OP_SERVE == op->kind && op->notify == op->peer->name;
-}
-
-/* A get's data all posted: done once UCT holds none of it (its segments'
- * completions; as a native serve that notified early, rdma.c), without the
- * target's PUT_ACK, one message less per get for the requester to send, and
- * without a flush, which on tcp asks the target for an answer as well. */
-static int loom_checked_put_sent(loom_op_t *op)
-{
-    return loom_rdma_wait_on(op, (0 == --op->comp.count) ? UCS_OK : UCS_INPROGRESS);
 }
 
 /* Bytes per segment of a write of length: the fewest segments the rail
@@ -80,8 +63,8 @@ int loom_checked_put_advance(loom_op_t *op)
     size_t seg_max = loom_checked_seg_len(op->length, engine->rails[op->rail].checked_seg);
     size_t length;
     bool notifies = loom_checked_put_notifies(op);
+    ucs_status_t status = UCS_OK;
     loom_wire_put_t hdr;
-    int rc;
 
     if (LOOM_STAGE_ISSUE == op->stage) {
         loom_rdma_comp_init(op);
@@ -114,15 +97,21 @@ int loom_checked_put_advance(loom_op_t *op)
         hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) |
                         ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
         hdr.offset    = loom_le64((uint64_t)op->sent);
-        rc = loom_put_segment(op, &hdr, length, notifies);
-        if (LOOM_OK != rc) {
-            return rc;
+        status = loom_put_segment(op, &hdr, length,
+                                  (notifies && op->sent + length == op->length) ? &op->comp
+                                                                                : NULL);
+        if (UCS_OK != status && UCS_INPROGRESS != status) {
+            return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
         }
         op->sent += length;
     } while (op->sent < op->length);
     if (notifies) {
+        /* A get's data all posted: done once UCT holds none of it (as a
+         * native serve that notified early, rdma.c), without the target's
+         * PUT_ACK, one message less per get for the requester to send, and
+         * without a flush, which on tcp asks the target for an answer too. */
         loom_serve_told(op); /* by the last segment: no PUSH_DONE follows */
-        return loom_checked_put_sent(op);
+        return loom_rdma_wait_on(op, status);
     }
     op->stage = LOOM_STAGE_WAIT;
     loom_wire_track(op);

@@ -311,15 +311,24 @@ void loom_serves_cancel(loom_region_t *region)
  * flush of its endpoint is not refused for want of resources (tcp takes a
  * flush only once the last byte went to the socket; a NIC that would still
  * read the memory is stopped by the deregistration itself).  A checked
- * write waits for its segments' completions, not for a flush. */
+ * write waits for its last segment's completion, not for a flush, and
+ * has segments left to post while in FLUSH. */
+static bool loom_ep_takes_flush(uct_ep_h ep)
+{
+    return NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL);
+}
+
 static bool loom_serve_sent(const loom_op_t *op)
 {
     uct_ep_h ep = op->peer->rails[op->rail].ep;
-    bool checked = op->peer->engine->rails[op->rail].checked;
 
-    return LOOM_STAGE_DONE == op->stage || (LOOM_STAGE_WAIT == op->stage && !checked) ||
-           ((LOOM_STAGE_FLUSH == op->stage || LOOM_STAGE_WAIT == op->stage) &&
-            (NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL)));
+    if (op->peer->engine->rails[op->rail].checked) {
+        /* in FLUSH it has segments left to post from the region */
+        return LOOM_STAGE_DONE == op->stage ||
+               (LOOM_STAGE_WAIT == op->stage && loom_ep_takes_flush(ep));
+    }
+    return LOOM_STAGE_WAIT == op->stage || LOOM_STAGE_DONE == op->stage ||
+           (LOOM_STAGE_FLUSH == op->stage && loom_ep_takes_flush(ep));
 }
 
 /* Serves of the region whose bytes all left let go of it; they complete
