@@ -820,7 +820,7 @@ void loom_push_peer_gone(loom_engine_t *engine, uint64_t name);
 void loom_push_cond_init(loom_engine_t *engine);
 void loom_push_cond_fini(loom_engine_t *engine);
 
-/* rdma.c: op->comp as an RDMA op's completion, one reference held */
+/* rdma_done.c: op->comp as an RDMA op's completion, one reference held */
 void loom_rdma_comp_init(loom_op_t *op);
 
 /* checked_put.c */

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void loom_rdma_comp(uct_completion_t *self);
 
 
 static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, int rail, void *local,
@@ -165,21 +164,6 @@ int loom_rdma_post(loom_peer_t *peer, loom_op_t *op, int kind, int rail, void *l
 }
 
 /* ---- stages ---------------------------------------------------------------- */
-
-static void loom_rdma_comp(uct_completion_t *self)
-{
-    loom_op_t *op = loom_container_of(self, loom_op_t, comp);
-
-    loom_wire_untrack(op);
-    loom_rdma_complete(op, (UCS_OK == self->status) ? LOOM_OK : LOOM_ERR_IO);
-}
-
-void loom_rdma_comp_init(loom_op_t *op)
-{
-    op->comp.func   = loom_rdma_comp;
-    op->comp.count  = 1;
-    op->comp.status = UCS_OK;
-}
 
 /* The rail's endpoint to the peer was destroyed: what still waits on it
  * (UCT dropped it) fails now through its own completion, as UCT would have

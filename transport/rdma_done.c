@@ -182,6 +182,21 @@ void loom_rdma_complete(loom_op_t *op, int rc)
     loom_op_finish(op, rc);
 }
 
+static void loom_rdma_comp(uct_completion_t *self)
+{
+    loom_op_t *op = loom_container_of(self, loom_op_t, comp);
+
+    loom_wire_untrack(op);
+    loom_rdma_complete(op, (UCS_OK == self->status) ? LOOM_OK : LOOM_ERR_IO);
+}
+
+void loom_rdma_comp_init(loom_op_t *op)
+{
+    op->comp.func   = loom_rdma_comp;
+    op->comp.count  = 1;
+    op->comp.status = UCS_OK;
+}
+
 int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
 {
     if (UCS_OK == status) {
