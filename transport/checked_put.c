@@ -16,20 +16,6 @@
 
 #include <string.h>
 
-/* One segment of an op now: the transport's status.  Only the last segment
- * of a get's data carries the op's completion (UCT holds none of it once
- * that one was sent): tcp sends one zero-copy message at a time on an
- * endpoint, so it takes the last only after every earlier one went, and no
- * segment is left holding the op when the rail fails between two of them.
- * Other writes complete with the target's acknowledgement, which comes
- * after their bytes. */
-static ucs_status_t loom_put_segment(loom_op_t *op, const loom_wire_put_t *hdr, size_t length,
-                                     uct_completion_t *comp)
-{
-    return loom_put_segment_post(op->peer, op->rail, hdr, (const uint8_t *)op->local + op->sent,
-                                 op->memh, length, comp);
-}
-
 /* The write is the data of a get (a serve whose process to notify is its
  * destination): its last segment is the notice, and the requester, whose
  * own rail failure re-drives the get, needs nobody to wait for an answer. */
@@ -62,7 +48,7 @@ int loom_checked_put_advance(loom_op_t *op)
     loom_peer_rail_t *prail = &op->peer->rails[op->rail];
     size_t seg_max = loom_checked_seg_len(op->length, engine->rails[op->rail].checked_seg);
     size_t length;
-    bool notifies = loom_checked_put_notifies(op);
+    bool notifies = loom_checked_put_notifies(op), last;
     ucs_status_t status = UCS_OK;
     loom_wire_put_t hdr;
 
@@ -94,12 +80,18 @@ int loom_checked_put_advance(loom_op_t *op)
             length = seg_max;
         }
         loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_PUT, 0, sizeof(hdr) + length);
-        hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) |
-                        ((op->sent + length == op->length) ? LOOM_WIRE_FLAG_LAST : 0);
+        last = op->sent + length == op->length;
+        hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) | (last ? LOOM_WIRE_FLAG_LAST : 0);
         hdr.offset    = loom_le64((uint64_t)op->sent);
-        status = loom_put_segment(op, &hdr, length,
-                                  (notifies && op->sent + length == op->length) ? &op->comp
-                                                                                : NULL);
+        /* Only the last segment of a get's data carries the op's completion:
+         * tcp sends one zero-copy message at a time on an endpoint, so it
+         * takes the last only after every earlier one went, and no segment
+         * holds the op when the rail fails between two of them.  Other
+         * writes complete with the target's acknowledgement, which comes
+         * after their bytes. */
+        status = loom_put_segment_post(op->peer, op->rail, &hdr,
+                                       (const uint8_t *)op->local + op->sent, op->memh, length,
+                                       (notifies && last) ? &op->comp : NULL);
         if (UCS_OK != status && UCS_INPROGRESS != status) {
             return (UCS_ERR_NO_RESOURCE == status) ? LOOM_ERR_AGAIN : loom_status_to_rc(status);
         }
