@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
 static int loom_rdma_prepare(loom_peer_t *peer, loom_op_t *op, int rail, void *local,
                              loom_region_t *local_region, uint64_t remote_addr, size_t length)
 {
@@ -241,8 +239,8 @@ int loom_rdma_advance(loom_op_t *op)
         return loom_rdma_wait_on(op, status);
     }
     if (op->peer->engine->rails[op->rail].checked) {
-        /* the target checks, then acknowledges; its completion counts the
-         * segments still in flight across calls (checked_put.c) */
+        /* the target checks, then acknowledges; the write sets up its
+         * completion once, at its first call (checked_put.c) */
         return loom_checked_put_advance(op);
     }
     /* put and serve: write, then flush for remote completion */
@@ -291,17 +289,18 @@ void loom_serves_cancel(loom_region_t *region)
     }
 }
 
-/* UCT holds none of the serve's bytes any more: its flush was taken, or a
- * flush of its endpoint is not refused for want of resources (tcp takes a
- * flush only once the last byte went to the socket; a NIC that would still
- * read the memory is stopped by the deregistration itself).  A checked
- * write waits for its last segment's completion, not for a flush, and
- * has segments left to post while in FLUSH. */
+/* No send of the endpoint still reads memory: tcp takes a flush only once
+ * the last byte went to the socket. */
 static bool loom_ep_takes_flush(uct_ep_h ep)
 {
     return NULL == ep || UCS_ERR_NO_RESOURCE != uct_ep_flush(ep, 0, NULL);
 }
 
+/* UCT holds none of the serve's bytes any more: its flush was taken, or its
+ * endpoint takes one (a NIC that would still read the memory is stopped by
+ * the deregistration itself).  A checked write waits for its last segment's
+ * completion, not for a flush, and has segments left to post while in
+ * FLUSH. */
 static bool loom_serve_sent(const loom_op_t *op)
 {
     uct_ep_h ep = op->peer->rails[op->rail].ep;
