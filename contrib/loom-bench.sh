@@ -18,6 +18,11 @@
 # tag_lat with pml ucx's UCX_TLS), so that what ob1 with the BTL and what
 # pml ucx add over their transports show apart.
 #
+# --unchecked adds a fourth configuration in the same rounds: loom with
+# btl_loom_tcp_trust_network 1, whose tcp rails take raw puts instead of
+# checked writes (no check at the target, no copy out of UCT's receive
+# buffer), so that the tables show what checking every remote write costs.
+#
 # usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
 #   --bindir DIR  directory holding bench_latency and bench_bw
 #                 (default: test/mpi of this repository)
@@ -32,6 +37,7 @@
 #                 (default tcp,self and lo)
 #   --layers      also the 8 B latency by layer (needs ucx_perftest and
 #                 bench_am_lat, built beside the MPI benchmarks in ../unit)
+#   --unchecked   also loom with unchecked tcp writes (above)
 # environment:
 #   LOOM_MPIRUN           mpirun command (default: mpirun)
 #   LOOM_BENCH_LOOM_ARGS  extra mpirun arguments for the loom runs
@@ -48,6 +54,7 @@ ucx_tls=tcp,self
 ucx_devices=lo
 rounds=3
 layers=0
+unchecked=0
 
 usage() {
     cat <<EOF
@@ -62,6 +69,7 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
   --ucx-tls TLS, --ucx-devices DEVS
                 UCX_TLS and UCX_NET_DEVICES for pml ucx (default tcp,self, lo)
   --layers      also the 8 B latency of UCT, loom's engine and UCP
+  --unchecked   also loom with btl_loom_tcp_trust_network 1 (raw tcp puts)
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
 mpirun arguments for the loom runs), LOOM_BENCH_BIND (--bind-to value,
 default core)
@@ -79,6 +87,7 @@ while [ $# -gt 0 ]; do
     --ucx-tls) ucx_tls=${2:?--ucx-tls needs a transport list}; shift 2 ;;
     --ucx-devices) ucx_devices=${2:?--ucx-devices needs a device list}; shift 2 ;;
     --layers) layers=1; shift ;;
+    --unchecked) unchecked=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "unknown argument: $1" >&2; usage 2 ;;
     esac
@@ -111,6 +120,9 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 configs=(loom tcp ucx)
+if [ "$unchecked" = 1 ]; then
+    configs+=(unchecked)
+fi
 args_loom=(--mca pml ob1 --mca btl "self,loom" --mca btl_loom_rails "$rails"
            ${loom_extra[@]+"${loom_extra[@]}"})
 args_tcp=(--mca pml ob1 --mca btl "self,tcp")
@@ -124,6 +136,7 @@ command_of() {
     local cfg_args
     case "$1" in
     loom) cfg_args=("${args_loom[@]}") ;;
+    unchecked) cfg_args=("${args_loom[@]}" --mca btl_loom_tcp_trust_network 1) ;;
     tcp) cfg_args=("${args_tcp[@]}") ;;
     ucx) cfg_args=("${args_ucx[@]}") ;;
     esac
@@ -203,7 +216,8 @@ medians() {
         }'
 }
 
-# table for benchmark $1 with title $2: size, one column per config, ratios
+# table for benchmark $1 with title $2: size, one column per config, and
+# each loom config's ratios against tcp and ucx
 table() {
     local bench=$1 title=$2 cfg
     for cfg in "${configs[@]}"; do
@@ -211,20 +225,33 @@ table() {
             cat "$outdir/${bench#bench_}-$cfg".r*.txt |
                 awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }'
         fi
-    done | medians | sort -s -k2,2n | awk -v title="$title" -v rounds="$rounds" '
+    done | medians | sort -s -k2,2n |
+        awk -v title="$title" -v rounds="$rounds" -v configs="${configs[*]}" '
         function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
         function ratio(a, b) {
             return (a == "n/a" || b == "n/a" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b)
         }
         { v[$1, $2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[n++] = $2 } }
         END {
+            nc = split(configs, cfgs, " ")
+            nr = 0
+            for (c = 1; c <= nc; c++) {
+                if (cfgs[c] != "tcp" && cfgs[c] != "ucx") { subj[++nr] = cfgs[c] }
+            }
             printf "\n# %s, median of %d runs\n", title, rounds
-            printf "%-10s %12s %12s %12s %10s %10s\n", "# Size", "loom", "tcp", "ucx",
-                   "loom/tcp", "loom/ucx"
+            printf "%-10s", "# Size"
+            for (c = 1; c <= nc; c++) { printf " %12s", cfgs[c] }
+            for (r = 1; r <= nr; r++) { printf " %15s %15s", subj[r] "/tcp", subj[r] "/ucx" }
+            printf "\n"
             for (i = 0; i < n; i++) {
-                s = order[i]; l = val("loom", s); t = val("tcp", s); u = val("ucx", s)
-                printf "%-10s %12s %12s %12s %10s %10s\n", s, l, t, u,
-                       ratio(l, t), ratio(l, u)
+                s = order[i]
+                printf "%-10s", s
+                for (c = 1; c <= nc; c++) { printf " %12s", val(cfgs[c], s) }
+                for (r = 1; r <= nr; r++) {
+                    printf " %15s %15s", ratio(val(subj[r], s), val("tcp", s)),
+                           ratio(val(subj[r], s), val("ucx", s))
+                }
+                printf "\n"
             }
         }'
 }
