@@ -40,6 +40,7 @@ typedef struct mca_btl_loom_component_t {
     int   yield_after;        /* btl_loom_yield_after, us */
     bool  progress_thread;    /* btl_loom_progress_thread */
     int   block_when_idle;    /* btl_loom_block_when_idle: -1 auto, 0, 1 */
+    int   block_after;        /* btl_loom_block_after, us */
     bool  locking;            /* the lock is taken even without MPI threads:
                                  loom's progress thread runs (set once, at init) */
     bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
@@ -223,6 +224,7 @@ void mca_btl_loom_stat_table_release(const mca_btl_loom_stat_table_t *table);
     {(_descs), sizeof(_descs) / sizeof((_descs)[0]), (_ctxs), (_stats)}
 extern const mca_btl_loom_stat_table_t mca_btl_loom_rcache_table;
 extern const mca_btl_loom_stat_table_t mca_btl_loom_push_table;
+extern const mca_btl_loom_stat_table_t mca_btl_loom_block_table;
 
 int  mca_btl_loom_push_params_register(void);
 int  mca_btl_loom_push_config(loom_engine_config_t *config);

@@ -246,6 +246,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     (void)mca_btl_loom_eager_pvars_register(engine);
     mca_btl_loom_stat_table_add(&mca_btl_loom_rcache_table, engine);
     mca_btl_loom_stat_table_add(&mca_btl_loom_push_table, engine);
+    mca_btl_loom_stat_table_add(&mca_btl_loom_block_table, engine);
     mca_btl_loom_component.module = module;
     if (OPAL_SUCCESS != mca_btl_loom_thread_start(engine)) {
         mca_btl_loom_component.module = NULL;

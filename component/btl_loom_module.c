@@ -361,6 +361,7 @@ int mca_btl_loom_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_loom_eager_pvars_release();
     mca_btl_loom_stat_table_release(&mca_btl_loom_rcache_table);
     mca_btl_loom_stat_table_release(&mca_btl_loom_push_table);
+    mca_btl_loom_stat_table_release(&mca_btl_loom_block_table);
     while (NULL != module->endpoints) {
         mca_btl_loom_endpoint_destroy(module, module->endpoints);
     }

@@ -125,11 +125,18 @@ int mca_btl_loom_params_register(void)
         "messages, completions and peers' atomics still wait for the application's threads",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->progress_thread);
     c->block_when_idle = -1;
-    mca_btl_loom_reg_int("block_when_idle", "A rank whose progress found nothing to do for "
-                         "btl_loom_yield_after us sleeps on the rails' event descriptors (up "
-                         "to 1 ms at a time) instead of polling: -1 when Open MPI runs the "
+    mca_btl_loom_reg_int("block_when_idle", "A waiting rank whose progress found nothing to do "
+                         "for btl_loom_block_after us sleeps on the rails' event descriptors "
+                         "(up to 1 ms at a time) instead of polling: -1 when Open MPI runs the "
                          "node oversubscribed (mpi_yield_when_idle), 0 never, 1 always",
                          OPAL_INFO_LVL_4, &c->block_when_idle);
+    c->block_after = 200;
+    mca_btl_loom_reg_int("block_after", "Microseconds a rank must wait, calling progress "
+                         "without pause and finding nothing, before btl_loom_block_when_idle "
+                         "puts it to sleep; calls more than 20 us apart start the count "
+                         "again.  Work of other components (osc pt2pt on a window of the "
+                         "rank's own) looks idle to loom, and each sleep costs it up to 1 ms "
+                         "(1-1000000)", OPAL_INFO_LVL_5, &c->block_after);
 
     c->stripe_threshold = 262144;
     mca_btl_loom_reg_int("stripe_threshold", "Puts and gets of at least this many bytes are "
@@ -239,6 +246,7 @@ int mca_btl_loom_params_register(void)
                                                   3600)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("yield_after", c->yield_after, 0, 1000000) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_when_idle", c->block_when_idle, -1, 1) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("block_after", c->block_after, 1, 1000000) ||
         (0 != c->stripe_threshold &&
          OPAL_SUCCESS != mca_btl_loom_check_range("stripe_threshold", c->stripe_threshold,
                                                   4096, 1 << 30)) ||

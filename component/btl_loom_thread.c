@@ -7,10 +7,12 @@
  */
 #include "btl_loom.h"
 
+#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/runtime/opal_progress.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <time.h>
 
 /* The thread runs the engine's timers (rail watch, acknowledgements) at
@@ -18,18 +20,52 @@
  * components (and its own timers) this often. */
 #define MCA_BTL_LOOM_THREAD_TICK_MS 10
 #define MCA_BTL_LOOM_BLOCK_MS       1
+/* Progress calls further apart than this are not one wait: the rank
+ * computes between them (a loop of MPI_Test and work), and a sleep there
+ * would stall its work.  A waiting rank's calls come a pass apart, a few us
+ * with sched_yield on an oversubscribed node. */
+#define MCA_BTL_LOOM_SPIN_GAP_NS    20000
 
 static pthread_t mca_btl_loom_thread;
 static bool      mca_btl_loom_thread_started;
 static bool      mca_btl_loom_thread_stop;
-static uint64_t  mca_btl_loom_last_busy_ns;
+static uint64_t  mca_btl_loom_spin_start_ns; /* the current wait, as far as loom can tell */
+static uint64_t  mca_btl_loom_last_call_ns;
+static uint64_t  mca_btl_loom_woke_cpu_ns;   /* thread CPU time at the end of the last
+                                              * sleep, until the next call (0: none) */
 
-static uint64_t mca_btl_loom_now_ns(void)
+/* What btl_loom_block_when_idle did (pvars idle_blocks, idle_block_wakes). */
+typedef struct mca_btl_loom_block_stats {
+    unsigned long blocks;
+    unsigned long wakes;
+} mca_btl_loom_block_stats_t;
+
+static mca_btl_loom_block_stats_t mca_btl_loom_block_stats;
+
+static uint64_t mca_btl_loom_clock_ns(clockid_t clock)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mca_btl_loom_now_ns(void)
+{
+    return mca_btl_loom_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Was the time since the last call work?  Not after a sleep whose thread
+ * then waited for a core (other ranks of the node ran): off the CPU is no
+ * work, and a rank that woke into a wait goes on waiting. */
+static bool mca_btl_loom_worked_since_call(uint64_t now)
+{
+    if (now - mca_btl_loom_last_call_ns <= MCA_BTL_LOOM_SPIN_GAP_NS) {
+        return false;
+    }
+    return 0 == mca_btl_loom_woke_cpu_ns ||
+           mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID) - mca_btl_loom_woke_cpu_ns >
+               MCA_BTL_LOOM_SPIN_GAP_NS;
 }
 
 static void mca_btl_loom_nap_us(long us)
@@ -53,7 +89,7 @@ static void *mca_btl_loom_thread_main(void *arg)
         rc    = (0 == count) ? loom_engine_arm(engine) : LOOM_ERR_AGAIN;
         opal_mutex_unlock(&mca_btl_loom_component.lock);
         if (LOOM_OK == rc || LOOM_ERR_NOT_FOUND == rc) {
-            loom_engine_sleep(engine, MCA_BTL_LOOM_THREAD_TICK_MS);
+            (void)loom_engine_sleep(engine, MCA_BTL_LOOM_THREAD_TICK_MS);
         } else if (LOOM_INPROGRESS == rc) {
             mca_btl_loom_nap_us(20); /* sends wait for room on a rail */
         } else {
@@ -94,8 +130,13 @@ void mca_btl_loom_thread_stop_join(void)
 
 /* Under the lock, after a progress call that found count things to do:
  * true when the caller should sleep (loom_engine_sleep, after unlocking),
- * the rails armed.  Blocks only after yield_after us without work, and only
- * when asked or when Open MPI runs the node oversubscribed. */
+ * the rails armed.  Blocks only when asked or when Open MPI runs the node
+ * oversubscribed, and only in a wait: after block_after us of progress
+ * calls that came one right after the other and found nothing.  Open MPI
+ * tells no callback what the others did: a rank busy with work of another
+ * component that calls progress once on its way (osc pt2pt's unlock of the
+ * rank's own window) looks like a wait here, and block_after is what bounds
+ * how often such a rank sleeps. */
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
 {
     int mode = mca_btl_loom_component.block_when_idle;
@@ -105,11 +146,12 @@ bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
         return false;
     }
     now = mca_btl_loom_now_ns();
-    if (count > 0 || 0 == mca_btl_loom_last_busy_ns) {
-        mca_btl_loom_last_busy_ns = now;
-        return false;
+    if (count > 0 || mca_btl_loom_worked_since_call(now)) {
+        mca_btl_loom_spin_start_ns = now;
     }
-    if (now - mca_btl_loom_last_busy_ns < (uint64_t)mca_btl_loom_component.yield_after * 1000) {
+    mca_btl_loom_last_call_ns = now;
+    mca_btl_loom_woke_cpu_ns  = 0;
+    if (now - mca_btl_loom_spin_start_ns < (uint64_t)mca_btl_loom_component.block_after * 1000) {
         return false;
     }
     return LOOM_OK == loom_engine_arm(engine);
@@ -117,5 +159,36 @@ bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
 
 void mca_btl_loom_block(const loom_engine_t *engine)
 {
-    loom_engine_sleep(engine, MCA_BTL_LOOM_BLOCK_MS);
+    /* outside the lock, by one thread at a time or by several */
+    __atomic_fetch_add(&mca_btl_loom_block_stats.blocks, 1, __ATOMIC_RELAXED);
+    if (loom_engine_sleep(engine, MCA_BTL_LOOM_BLOCK_MS)) {
+        __atomic_fetch_add(&mca_btl_loom_block_stats.wakes, 1, __ATOMIC_RELAXED);
+    }
+    /* the wait goes on: the next call is a pass after this one */
+    mca_btl_loom_last_call_ns = mca_btl_loom_now_ns();
+    mca_btl_loom_woke_cpu_ns  = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
+
+#define MCA_BTL_LOOM_BLOCK_STAT(_f) offsetof(mca_btl_loom_block_stats_t, _f)
+
+static const mca_btl_loom_stat_desc_t mca_btl_loom_block_pvars[] = {
+    {"idle_blocks", "Times a waiting rank slept on the rails' event descriptors instead of "
+     "polling (btl_loom_block_when_idle)", MCA_BTL_LOOM_BLOCK_STAT(blocks),
+     MCA_BASE_PVAR_CLASS_COUNTER},
+    {"idle_block_wakes", "Of those sleeps, the ones a rail ended (something arrived or "
+     "completed) before their 1 ms", MCA_BTL_LOOM_BLOCK_STAT(wakes),
+     MCA_BASE_PVAR_CLASS_COUNTER},
+};
+
+static mca_btl_loom_stat_ctx_t mca_btl_loom_block_ctxs[sizeof(mca_btl_loom_block_pvars) /
+                                                    sizeof(mca_btl_loom_block_pvars[0])];
+
+static const void *mca_btl_loom_block_stats_get(const loom_engine_t *engine)
+{
+    (void)engine; /* the component's, not the engine's */
+    return &mca_btl_loom_block_stats;
+}
+
+const mca_btl_loom_stat_table_t mca_btl_loom_block_table =
+    MCA_BTL_LOOM_STAT_TABLE(mca_btl_loom_block_pvars, mca_btl_loom_block_ctxs,
+                            mca_btl_loom_block_stats_get);

@@ -96,14 +96,14 @@ int loom_engine_arm(loom_engine_t *engine)
     return rc;
 }
 
-void loom_engine_sleep(const loom_engine_t *engine, int timeout_ms)
+bool loom_engine_sleep(const loom_engine_t *engine, int timeout_ms)
 {
     struct epoll_event events[LOOM_MAX_RAILS * 2];
     struct timespec ts = {0, (long)timeout_ms * 1000000L};
 
     if (engine->wake_fd < 0) {
         (void)nanosleep(&ts, NULL);
-        return;
+        return false;
     }
-    (void)epoll_wait(engine->wake_fd, events, LOOM_MAX_RAILS * 2, timeout_ms);
+    return epoll_wait(engine->wake_fd, events, LOOM_MAX_RAILS * 2, timeout_ms) > 0;
 }

@@ -280,8 +280,8 @@ int  loom_engine_progress_quiet(loom_engine_t *engine);
  * LOOM_ERR_NOT_FOUND when a rail cannot wake a sleeper. */
 int  loom_engine_arm(loom_engine_t *engine);
 /* Sleeps until an armed rail has work or timeout_ms passed; outside the
- * lock.  Without descriptors it only sleeps. */
-void loom_engine_sleep(const loom_engine_t *engine, int timeout_ms);
+ * lock: true when a rail woke it.  Without descriptors it only sleeps. */
+bool loom_engine_sleep(const loom_engine_t *engine, int timeout_ms);
 int  loom_engine_rail_count(const loom_engine_t *engine);
 const loom_rail_info_t  *loom_engine_rail_info(const loom_engine_t *engine, int rail);
 loom_rail_stats_t       *loom_engine_rail_stats(loom_engine_t *engine, int rail);

@@ -90,6 +90,7 @@ tests=(
     "OMPI_MCA_btl_loom_progress_thread=1 OMPI_MCA_btl_loom_atomics=1 LOOM_EXPECT_BTL_ATOMICS=1 test_osc_atomics 2 4"
     "OMPI_MCA_btl_loom_block_when_idle=1 test_any_source 2 16"
     "OMPI_MCA_btl_loom_block_when_idle=1 test_collectives 4"
+    "OMPI_MCA_btl_loom_block_when_idle=1 test_idle_block 2"
 )
 
 # A test that runs out of time shows where its ranks stood: their stacks go to

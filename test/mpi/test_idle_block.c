@@ -1,0 +1,115 @@
+/*
+ * A rank that waits sleeps; a rank that works between MPI calls does not.
+ * Run with btl_loom_block_when_idle 1 (the default only on oversubscribed
+ * nodes).  Counted with the pvar btl_loom_idle_blocks:
+ *
+ *  1. Rank 1 posts a receive and, while rank 0 computes, polls it with
+ *     MPI_Test and 200 us of work between two tests: loom must not sleep
+ *     once, for each sleep there would stall the work up to 1 ms (progress
+ *     calls that far apart are not a wait, whatever loom found).
+ *  2. Rank 1 waits in MPI_Recv while rank 0 computes 300 ms: it must sleep.
+ *
+ * Each message is verified byte for byte.  Ranks beyond 2 only take part in
+ * the barriers.
+ */
+
+#include "loom_test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MSG_SIZE   4096
+#define WORK_US    200   /* between two MPI_Tests: far above the 20 us of a wait */
+#define POLL_MS    100   /* rank 0 computes this long while rank 1 polls */
+#define WAIT_MS    300   /* and this long while rank 1 waits */
+#define BLOCKS     "btl_loom_idle_blocks"
+#define WAKES      "btl_loom_idle_block_wakes"
+
+static double now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+/* computes (spins on the clock) for us microseconds, calling no MPI */
+static void work_us(double us)
+{
+    double end = now_us() + us;
+
+    while (now_us() < end) {
+    }
+}
+
+static void send_after(int seed, double us, unsigned char *buf)
+{
+    work_us(us);
+    loom_fill_pattern(buf, MSG_SIZE, (unsigned)seed, 0);
+    LOOM_CHECK_MPI(MPI_Send(buf, MSG_SIZE, MPI_BYTE, 1, seed, MPI_COMM_WORLD));
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long before, polling, waiting, wakes;
+    const char *mode = getenv("OMPI_MCA_btl_loom_block_when_idle");
+    unsigned char *buf;
+    MPI_Request req;
+    MPI_Status status;
+    int rank, nprocs, done = 0, tests = 0;
+
+    loom_test_init(&argc, &argv, "test_idle_block", 2, &rank, &nprocs);
+    if (NULL == mode || 0 != strcmp(mode, "1")) {
+        loom_test_skip("needs OMPI_MCA_btl_loom_block_when_idle=1");
+    }
+    buf = loom_malloc(MSG_SIZE + LOOM_GUARD_SIZE);
+    before = loom_pvar_counter(BLOCKS);
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    if (0 == rank) {
+        send_after(1, POLL_MS * 1000.0, buf);
+    } else if (1 == rank) {
+        memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
+        LOOM_CHECK_MPI(MPI_Irecv(buf, MSG_SIZE, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req));
+        while (!done) {
+            LOOM_CHECK_MPI(MPI_Test(&req, &done, &status));
+            ++tests;
+            if (!done) {
+                work_us(WORK_US);
+            }
+        }
+        loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "the polled receive");
+        loom_check_recv(buf, MSG_SIZE, 1, 0, "the polled receive");
+    }
+    polling = loom_pvar_counter(BLOCKS) - before;
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    before = loom_pvar_counter(BLOCKS);
+    wakes  = loom_pvar_counter(WAKES);
+    if (0 == rank) {
+        send_after(2, WAIT_MS * 1000.0, buf);
+    } else if (1 == rank) {
+        memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
+        LOOM_CHECK_MPI(MPI_Recv(buf, MSG_SIZE, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &status));
+        loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "the waited receive");
+        loom_check_recv(buf, MSG_SIZE, 2, 0, "the waited receive");
+    }
+    waiting = loom_pvar_counter(BLOCKS) - before;
+    wakes   = loom_pvar_counter(WAKES) - wakes;
+
+    if (1 == rank) {
+        printf("rank 1: %d tests with %d us of work between them, %llu sleeps; "
+               "waiting %d ms, %llu sleeps (%llu ended by a rail)\n", tests, WORK_US,
+               polling, WAIT_MS, waiting, wakes);
+        if (0 != polling) {
+            loom_fail("slept %llu times while it worked between MPI_Tests", polling);
+        }
+        if (0 == waiting) {
+            loom_fail("never slept in a %d ms wait", WAIT_MS);
+        }
+    }
+    free(buf);
+    loom_test_pass();
+}
