@@ -95,6 +95,13 @@ int mca_btl_loom_params_register(void)
         "a failed connection lands anyway). Off: loom checks every remote write at the "
         "target against its registered regions before placing a byte",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->tcp_trust_network);
+    c->tcp_stream_copy = 0;
+    mca_btl_loom_reg_int("tcp_stream_copy", "Checked writes of at least this many bytes "
+                         "(rails without memory protection: loom copies each into place) are "
+                         "copied with streaming stores, which bypass the cache: more bandwidth "
+                         "into memory that is not in the cache, more latency into memory that "
+                         "is (a buffer used again at once) (0: never; else 65536-1073741824)",
+                         OPAL_INFO_LVL_5, &c->tcp_stream_copy);
     c->zcopy_threshold = 32768;
     mca_btl_loom_reg_int("zcopy_threshold", "Messages of at least this many bytes, from "
                          "contiguous memory, are sent from where they lie (zero-copy active "
@@ -245,6 +252,9 @@ int mca_btl_loom_params_register(void)
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_keepalive", c->tcp_keepalive, 4,
                                                   3600)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("yield_after", c->yield_after, 0, 1000000) ||
+        (0 != c->tcp_stream_copy &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("tcp_stream_copy", c->tcp_stream_copy, 65536,
+                                                  1 << 30)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_when_idle", c->block_when_idle, -1, 1) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_after", c->block_after, 1, 1000000) ||
         (0 != c->stripe_threshold &&

@@ -641,6 +641,10 @@ int  loom_connect_msg_send(loom_peer_t *peer, int rail, bool via_boot, const voi
 loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t length,
                                  uint8_t type, void *msg, size_t size, const char *what);
 
+/* copy.c: length bytes to dest; with streaming stores when stream (a write
+ * larger than the cache) */
+void loom_copy_placed(void *dest, const void *src, size_t length, bool stream);
+
 /* checked_write.c */
 ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,
                                    const void *data, uct_mem_h memh, size_t length,

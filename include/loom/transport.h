@@ -188,6 +188,8 @@ typedef struct loom_engine_config {
                                        time (the caller serializes them) */
     bool          trust_network; /* rails without memory protection (tcp) take raw
                                     puts, unchecked by the target */
+    size_t        stream_copy_min; /* checked writes of at least this many bytes
+                                      are placed with streaming stores (0: never) */
     size_t        am_zcopy_min;  /* messages sent with an op, of at least this many
                                     bytes, leave from the sender's memory on rails
                                     that need no registration for it (tcp); 0 never */

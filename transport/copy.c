@@ -1,0 +1,58 @@
+/*
+ * Copying data that arrived into the memory it was written to (checked
+ * writes, checked_put.c).  A large write may be copied with streaming
+ * (non-temporal) stores (config.stream_copy_min): where its destination is
+ * not in the cache, ordinary stores first read every line of it from memory
+ * only to overwrite it, and push out of the cache what the process works on;
+ * where it is (a buffer used again at once), streaming costs the reads.
+ * x86-64 with AVX2 (checked when called); elsewhere an ordinary copy.
+ */
+#include "loom_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* 32-byte streaming stores from the first aligned address; the fence makes
+ * them visible before anything that tells of the write (its notice or
+ * acknowledgement) */
+__attribute__((target("avx2")))
+static void loom_copy_stream(void *dest, const void *src, size_t length)
+{
+    uint8_t *d = dest;
+    const uint8_t *s = src;
+    size_t head = (32 - ((uintptr_t)d & 31)) & 31, i;
+
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    length -= head;
+    for (i = 0; i + 128 <= length; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+
+        _mm256_stream_si256((__m256i *)(d + i), a);
+        _mm256_stream_si256((__m256i *)(d + i + 32), b);
+        _mm256_stream_si256((__m256i *)(d + i + 64), c);
+        _mm256_stream_si256((__m256i *)(d + i + 96), e);
+    }
+    _mm_sfence();
+    memcpy(d + i, s + i, length - i);
+}
+#endif
+
+void loom_copy_placed(void *dest, const void *src, size_t length, bool stream)
+{
+#if defined(__x86_64__)
+    if (stream && length >= 128 && __builtin_cpu_supports("avx2")) {
+        loom_copy_stream(dest, src, length);
+        return;
+    }
+#endif
+    (void)stream;
+    memcpy(dest, src, length);
+}
