@@ -20,19 +20,21 @@
  * components (and its own timers) this often. */
 #define MCA_BTL_LOOM_THREAD_TICK_MS 10
 #define MCA_BTL_LOOM_BLOCK_MS       1
-/* Progress calls further apart than this are not one wait: the rank
- * computes between them (a loop of MPI_Test and work), and a sleep there
- * would stall its work.  A waiting rank's calls come a pass apart, a few us
- * with sched_yield on an oversubscribed node. */
+/* Progress calls further apart than this, with as much CPU time of the
+ * thread between them, are not one wait: the rank computes between them (a
+ * loop of MPI_Test and work), and a sleep there would stall its work.  A
+ * waiting rank's calls come a pass apart; when it yields its core to a rank
+ * that computes, the gap is long but its own CPU time is not. */
 #define MCA_BTL_LOOM_SPIN_GAP_NS    20000
 
 static pthread_t mca_btl_loom_thread;
 static bool      mca_btl_loom_thread_started;
 static bool      mca_btl_loom_thread_stop;
-static uint64_t  mca_btl_loom_spin_start_ns; /* the current wait, as far as loom can tell */
-static uint64_t  mca_btl_loom_last_call_ns;
-static uint64_t  mca_btl_loom_woke_cpu_ns;   /* thread CPU time at the end of the last
-                                              * sleep, until the next call (0: none) */
+/* Each thread's own wait (MPI_THREAD_MULTIPLE: threads wait apart). */
+static __thread uint64_t mca_btl_loom_spin_start_ns; /* as far as loom can tell */
+static __thread uint64_t mca_btl_loom_last_call_ns;
+static __thread uint64_t mca_btl_loom_last_cpu_ns;   /* the thread's CPU time then; 0
+                                                      * when that call found work */
 
 /* What btl_loom_block_when_idle did (pvars idle_blocks, idle_block_wakes). */
 typedef struct mca_btl_loom_block_stats {
@@ -55,17 +57,14 @@ static uint64_t mca_btl_loom_now_ns(void)
     return mca_btl_loom_clock_ns(CLOCK_MONOTONIC);
 }
 
-/* Was the time since the last call work?  Not after a sleep whose thread
- * then waited for a core (other ranks of the node ran): off the CPU is no
- * work, and a rank that woke into a wait goes on waiting. */
-static bool mca_btl_loom_worked_since_call(uint64_t now)
+/* An empty call at now, cpu: was the time since the last call work?  Time
+ * off the core (a yield or a sleep while other ranks of the node ran) is
+ * not, so a rank that comes back into the same wait goes on waiting. */
+static bool mca_btl_loom_worked_since_call(uint64_t now, uint64_t cpu)
 {
-    if (now - mca_btl_loom_last_call_ns <= MCA_BTL_LOOM_SPIN_GAP_NS) {
-        return false;
-    }
-    return 0 == mca_btl_loom_woke_cpu_ns ||
-           mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID) - mca_btl_loom_woke_cpu_ns >
-               MCA_BTL_LOOM_SPIN_GAP_NS;
+    return now - mca_btl_loom_last_call_ns > MCA_BTL_LOOM_SPIN_GAP_NS &&
+           (0 == mca_btl_loom_last_cpu_ns ||
+            cpu - mca_btl_loom_last_cpu_ns > MCA_BTL_LOOM_SPIN_GAP_NS);
 }
 
 static void mca_btl_loom_nap_us(long us)
@@ -140,17 +139,24 @@ void mca_btl_loom_thread_stop_join(void)
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
 {
     int mode = mca_btl_loom_component.block_when_idle;
-    uint64_t now;
+    uint64_t now, cpu;
 
     if (0 == mode || (mode < 0 && !opal_progress_yield_when_idle)) {
         return false;
     }
     now = mca_btl_loom_now_ns();
-    if (count > 0 || mca_btl_loom_worked_since_call(now)) {
+    if (count > 0) {
+        mca_btl_loom_spin_start_ns = now;
+        mca_btl_loom_last_call_ns  = now;
+        mca_btl_loom_last_cpu_ns   = 0;
+        return false;
+    }
+    cpu = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID); /* empty calls only */
+    if (mca_btl_loom_worked_since_call(now, cpu)) {
         mca_btl_loom_spin_start_ns = now;
     }
     mca_btl_loom_last_call_ns = now;
-    mca_btl_loom_woke_cpu_ns  = 0;
+    mca_btl_loom_last_cpu_ns  = cpu;
     if (now - mca_btl_loom_spin_start_ns < (uint64_t)mca_btl_loom_component.block_after * 1000) {
         return false;
     }
@@ -166,7 +172,7 @@ void mca_btl_loom_block(const loom_engine_t *engine)
     }
     /* the wait goes on: the next call is a pass after this one */
     mca_btl_loom_last_call_ns = mca_btl_loom_now_ns();
-    mca_btl_loom_woke_cpu_ns  = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    mca_btl_loom_last_cpu_ns  = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 #define MCA_BTL_LOOM_BLOCK_STAT(_f) offsetof(mca_btl_loom_block_stats_t, _f)

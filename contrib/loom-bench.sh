@@ -37,7 +37,8 @@
 #                 (default tcp,self and lo)
 #   --layers      also the 8 B latency by layer (needs ucx_perftest and
 #                 bench_am_lat, built beside the MPI benchmarks in ../unit)
-#   --unchecked   also loom with unchecked tcp writes (above)
+#   --unchecked   also loom with unchecked tcp writes (above; the same as
+#                 loom on rails whose NIC checks keys)
 # environment:
 #   LOOM_MPIRUN           mpirun command (default: mpirun)
 #   LOOM_BENCH_LOOM_ARGS  extra mpirun arguments for the loom runs
@@ -69,7 +70,8 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
   --ucx-tls TLS, --ucx-devices DEVS
                 UCX_TLS and UCX_NET_DEVICES for pml ucx (default tcp,self, lo)
   --layers      also the 8 B latency of UCT, loom's engine and UCP
-  --unchecked   also loom with btl_loom_tcp_trust_network 1 (raw tcp puts)
+  --unchecked   also loom with btl_loom_tcp_trust_network 1 (raw tcp puts; on
+                rails that check keys themselves, rc_verbs, the same as loom)
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
 mpirun arguments for the loom runs), LOOM_BENCH_BIND (--bind-to value,
 default core)

@@ -5,7 +5,7 @@
  * not in the cache, ordinary stores first read every line of it from memory
  * only to overwrite it, and push out of the cache what the process works on;
  * where it is (a buffer used again at once), streaming costs the reads.
- * x86-64 with AVX2 (checked when called); elsewhere an ordinary copy.
+ * x86-64 with AVX (checked when called); elsewhere an ordinary copy.
  */
 #include "loom_internal.h"
 
@@ -15,15 +15,16 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-/* 32-byte streaming stores from the first aligned address; the fence makes
- * them visible before anything that tells of the write (its notice or
+/* 32-byte streaming stores from the first cache line boundary (whole lines
+ * leave the write-combining buffers at once), for length >= 64; the fence
+ * orders them before anything that tells of the write (its notice or
  * acknowledgement) */
-__attribute__((target("avx2")))
+__attribute__((target("avx")))
 static void loom_copy_stream(void *dest, const void *src, size_t length)
 {
     uint8_t *d = dest;
     const uint8_t *s = src;
-    size_t head = (32 - ((uintptr_t)d & 31)) & 31, i;
+    size_t head = (64 - ((uintptr_t)d & 63)) & 63, i;
 
     memcpy(d, s, head);
     d += head;
@@ -48,7 +49,7 @@ static void loom_copy_stream(void *dest, const void *src, size_t length)
 void loom_copy_placed(void *dest, const void *src, size_t length, bool stream)
 {
 #if defined(__x86_64__)
-    if (stream && length >= 128 && __builtin_cpu_supports("avx2")) {
+    if (stream && length >= 128 && __builtin_cpu_supports("avx")) {
         loom_copy_stream(dest, src, length);
         return;
     }

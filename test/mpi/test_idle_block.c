@@ -4,9 +4,10 @@
  * nodes).  Counted with the pvar btl_loom_idle_blocks:
  *
  *  1. Rank 1 posts a receive and, while rank 0 computes, polls it with
- *     MPI_Test and 200 us of work between two tests: loom must not sleep
- *     once, for each sleep there would stall the work up to 1 ms (progress
- *     calls that far apart are not a wait, whatever loom found).
+ *     MPI_Test and 200 us of work (CPU time) between two tests: loom must
+ *     not sleep once, for each sleep there would stall the work up to 1 ms
+ *     (progress calls with that much work between them are not a wait,
+ *     whatever loom found).
  *  2. Rank 1 waits in MPI_Recv while rank 0 computes 300 ms: it must sleep.
  *
  * Each message is verified byte for byte.  Ranks beyond 2 only take part in
@@ -27,26 +28,36 @@
 #define BLOCKS     "btl_loom_idle_blocks"
 #define WAKES      "btl_loom_idle_block_wakes"
 
-static double now_us(void)
+static double clock_us(clockid_t clock)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
-/* computes (spins on the clock) for us microseconds, calling no MPI */
+/* computes for us microseconds of this thread's CPU time (on a loaded
+ * machine its wall time is longer), calling no MPI */
 static void work_us(double us)
 {
-    double end = now_us() + us;
+    double end = clock_us(CLOCK_THREAD_CPUTIME_ID) + us;
 
-    while (now_us() < end) {
+    while (clock_us(CLOCK_THREAD_CPUTIME_ID) < end) {
     }
 }
 
-static void send_after(int seed, double us, unsigned char *buf)
+/* the same in wall time: rank 0 stands for a peer that computes a while */
+static void compute_ms(double ms)
 {
-    work_us(us);
+    double end = clock_us(CLOCK_MONOTONIC) + ms * 1000.0;
+
+    while (clock_us(CLOCK_MONOTONIC) < end) {
+    }
+}
+
+static void send_after(int seed, double ms, unsigned char *buf)
+{
+    compute_ms(ms);
     loom_fill_pattern(buf, MSG_SIZE, (unsigned)seed, 0);
     LOOM_CHECK_MPI(MPI_Send(buf, MSG_SIZE, MPI_BYTE, 1, seed, MPI_COMM_WORLD));
 }
@@ -65,11 +76,11 @@ int main(int argc, char **argv)
         loom_test_skip("needs OMPI_MCA_btl_loom_block_when_idle=1");
     }
     buf = loom_malloc(MSG_SIZE + LOOM_GUARD_SIZE);
-    before = loom_pvar_counter(BLOCKS);
     LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    before = loom_pvar_counter(BLOCKS); /* not the barrier's own wait */
 
     if (0 == rank) {
-        send_after(1, POLL_MS * 1000.0, buf);
+        send_after(1, POLL_MS, buf);
     } else if (1 == rank) {
         memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
         LOOM_CHECK_MPI(MPI_Irecv(buf, MSG_SIZE, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req));
@@ -89,7 +100,7 @@ int main(int argc, char **argv)
     before = loom_pvar_counter(BLOCKS);
     wakes  = loom_pvar_counter(WAKES);
     if (0 == rank) {
-        send_after(2, WAIT_MS * 1000.0, buf);
+        send_after(2, WAIT_MS, buf);
     } else if (1 == rank) {
         memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
         LOOM_CHECK_MPI(MPI_Recv(buf, MSG_SIZE, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &status));
