@@ -140,8 +140,9 @@ int mca_btl_loom_params_register(void)
     c->block_after = 200;
     mca_btl_loom_reg_int("block_after", "Microseconds a rank must wait, calling progress "
                          "without pause and finding nothing, before btl_loom_block_when_idle "
-                         "puts it to sleep; calls more than 20 us apart start the count "
-                         "again.  Work of other components (osc pt2pt on a window of the "
+                         "puts it to sleep; calls more than 20 us apart, with as much of the "
+                         "thread's CPU time between them (work, not time off the core), start "
+                         "the count again.  Work of other components (osc pt2pt on a window of the "
                          "rank's own) looks idle to loom, and each sleep costs it up to 1 ms "
                          "(1-1000000)", OPAL_INFO_LVL_5, &c->block_after);
 

@@ -4,7 +4,8 @@
  * (non-temporal) stores (config.stream_copy_min): where its destination is
  * not in the cache, ordinary stores first read every line of it from memory
  * only to overwrite it, and push out of the cache what the process works on;
- * where it is (a buffer used again at once), streaming costs the reads.
+ * where it is (a buffer used again at once), streaming sends it out to
+ * memory, and the next read of it misses the cache.
  * x86-64 with AVX (checked when called); elsewhere an ordinary copy.
  */
 #include "loom_internal.h"
