@@ -43,9 +43,31 @@ flapper() {
     done
 }
 
+# A rank that crashes leaves a core in its working directory (where the
+# kernel's core_pattern is a plain file name), and the failure shows its
+# stacks: a crash here may not come back in the next run.
+cores=$(mktemp -d "${TMPDIR:-/tmp}/loom-soak-cores.XXXXXX")
+ulimit -c unlimited 2>/dev/null || true
+show_cores() {
+    local core found=0
+    for core in "$cores"/core*; do
+        [ -e "$core" ] || continue
+        found=1
+        echo "=== stacks in $core"
+        if command -v gdb >/dev/null; then
+            timeout 120 gdb -batch -nx -ex "thread apply all bt" "$bindir/test_soak" "$core" 2>&1 |
+                grep -E '^(#|Thread|Program terminated)'
+        else
+            echo "(no gdb to read it)"
+        fi
+    done
+    [ "$found" = 1 ] || echo "no core: kernel.core_pattern is '$(cat /proc/sys/kernel/core_pattern)'," \
+        "core size limit $(ulimit -c)"
+}
+
 rm -f "$out.flaps" "$out.stop"
 start=$SECONDS
-vcluster_mpirun $((seconds + 180)) --mca btl_loom_rails tcp:rail0,tcp:rail1,tcp:rail2 \
+vcluster_mpirun $((seconds + 180)) --wdir "$cores" --mca btl_loom_rails tcp:rail0,tcp:rail1,tcp:rail2 \
     "$bindir/test_soak" -t "$seconds" -T 60 >"$out" 2>&1 &
 job=$!
 for i in $(seq 1 600); do
@@ -67,8 +89,11 @@ grep -v '^flap' "$out" | tail -n 15
 if [ $rc -ne 0 ] || ! grep -q '^PASS test_soak' "$out"; then
     echo "FAIL: the soak did not complete (exit $rc after ${took} s, $nflaps flaps)"
     [ $rc -eq 124 ] && echo "      it hung: still running $((seconds + 180)) s after it started"
+    show_cores
+    echo "(cores kept in $cores)"
     exit 1
 fi
+rm -rf "$cores"
 echo "PASS soak: $seconds s of verified traffic on 3 rails, $nflaps rail flaps under 1 s," \
     "kernel's default TCP settings, ${took} s: $(grep -m1 '^PASS test_soak' "$out"),"\
     "$(grep -m1 '^rail_failures' "$out")"
