@@ -307,6 +307,9 @@ int  mca_btl_loom_thread_start(loom_engine_t *engine);
 void mca_btl_loom_thread_stop_join(void);
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count);
 void mca_btl_loom_block(const loom_engine_t *engine);
+/* btl_loom_caller.c: whether progress was called by MPI_Test and its kin. */
+void mca_btl_loom_caller_init(void);
+bool mca_btl_loom_caller_polls(void);
 
 int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
                        const mca_btl_loom_request_t *req,

@@ -249,6 +249,9 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     mca_btl_loom_stat_table_add(&mca_btl_loom_push_table, engine);
     mca_btl_loom_stat_table_add(&mca_btl_loom_block_table, engine);
     mca_btl_loom_component.module = module;
+    if (0 != mca_btl_loom_component.block_when_idle) {
+        mca_btl_loom_caller_init();
+    }
     if (OPAL_SUCCESS != mca_btl_loom_thread_start(engine)) {
         mca_btl_loom_component.module = NULL;
         goto err;

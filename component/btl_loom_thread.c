@@ -26,6 +26,10 @@
  * waiting rank's calls come a pass apart; when it yields its core to a rank
  * that computes, the gap is long but its own CPU time is not. */
 #define MCA_BTL_LOOM_SPIN_GAP_NS    20000
+/* The thread's CPU time is a system call: read at most this often in a
+ * run of close calls, which bounds what a long gap's CPU time is
+ * underestimated by. */
+#define MCA_BTL_LOOM_CPU_SAMPLE_NS  10000
 
 static pthread_t mca_btl_loom_thread;
 static bool      mca_btl_loom_thread_started;
@@ -33,8 +37,10 @@ static bool      mca_btl_loom_thread_stop;
 /* Each thread's own wait (MPI_THREAD_MULTIPLE: threads wait apart). */
 static __thread uint64_t mca_btl_loom_spin_start_ns; /* as far as loom can tell */
 static __thread uint64_t mca_btl_loom_last_call_ns;
-static __thread uint64_t mca_btl_loom_last_cpu_ns;   /* the thread's CPU time then; 0
-                                                      * when that call found work */
+/* The thread's CPU time at sample_ns, an empty call of this run; 0 when
+ * the run has none yet (its last call found work). */
+static __thread uint64_t mca_btl_loom_sample_ns;
+static __thread uint64_t mca_btl_loom_sample_cpu_ns;
 
 /* What btl_loom_block_when_idle did (pvars idle_blocks, idle_block_wakes). */
 typedef struct mca_btl_loom_block_stats {
@@ -57,14 +63,35 @@ static uint64_t mca_btl_loom_now_ns(void)
     return mca_btl_loom_clock_ns(CLOCK_MONOTONIC);
 }
 
-/* An empty call at now, cpu: was the time since the last call work?  Time
- * off the core (a yield or a sleep while other ranks of the node ran) is
- * not, so a rank that comes back into the same wait goes on waiting. */
-static bool mca_btl_loom_worked_since_call(uint64_t now, uint64_t cpu)
+static void mca_btl_loom_cpu_sample(uint64_t now, uint64_t cpu)
 {
-    return now - mca_btl_loom_last_call_ns > MCA_BTL_LOOM_SPIN_GAP_NS &&
-           (0 == mca_btl_loom_last_cpu_ns ||
-            cpu - mca_btl_loom_last_cpu_ns > MCA_BTL_LOOM_SPIN_GAP_NS);
+    mca_btl_loom_sample_ns     = now;
+    mca_btl_loom_sample_cpu_ns = cpu;
+}
+
+/* An empty call at now: was the time since the last call work?  Time off
+ * the core (a yield or a sleep while other ranks of the node ran) is not,
+ * so a rank that comes back into the same wait goes on waiting.  The CPU
+ * time of the gap is at least what the thread used since the sample less
+ * the time from the sample to the last call. */
+static bool mca_btl_loom_worked_since_call(uint64_t now)
+{
+    uint64_t cpu, before_gap;
+    bool worked;
+
+    if (now - mca_btl_loom_last_call_ns <= MCA_BTL_LOOM_SPIN_GAP_NS) {
+        if (0 == mca_btl_loom_sample_cpu_ns ||
+            now - mca_btl_loom_sample_ns > MCA_BTL_LOOM_CPU_SAMPLE_NS) {
+            mca_btl_loom_cpu_sample(now, mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID));
+        }
+        return false;
+    }
+    cpu        = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    before_gap = mca_btl_loom_last_call_ns - mca_btl_loom_sample_ns;
+    worked     = 0 == mca_btl_loom_sample_cpu_ns ||
+                 cpu - mca_btl_loom_sample_cpu_ns > before_gap + MCA_BTL_LOOM_SPIN_GAP_NS;
+    mca_btl_loom_cpu_sample(now, cpu);
+    return worked;
 }
 
 static void mca_btl_loom_nap_us(long us)
@@ -131,7 +158,8 @@ void mca_btl_loom_thread_stop_join(void)
  * true when the caller should sleep (loom_engine_sleep, after unlocking),
  * the rails armed.  Blocks only when asked or when Open MPI runs the node
  * oversubscribed, and only in a wait: after block_after us of progress
- * calls that came one right after the other and found nothing.  Open MPI
+ * calls that came one right after the other and found nothing, and not
+ * inside one of MPI's polling calls (btl_loom_caller.c).  Open MPI
  * tells no callback what the others did: a rank busy with work of another
  * component that calls progress once on its way (osc pt2pt's unlock of the
  * rank's own window) looks like a wait here, and block_after is what bounds
@@ -139,7 +167,7 @@ void mca_btl_loom_thread_stop_join(void)
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
 {
     int mode = mca_btl_loom_component.block_when_idle;
-    uint64_t now, cpu;
+    uint64_t now;
 
     if (0 == mode || (mode < 0 && !opal_progress_yield_when_idle)) {
         return false;
@@ -148,16 +176,20 @@ bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
     if (count > 0) {
         mca_btl_loom_spin_start_ns = now;
         mca_btl_loom_last_call_ns  = now;
-        mca_btl_loom_last_cpu_ns   = 0;
+        mca_btl_loom_sample_cpu_ns = 0;
         return false;
     }
-    cpu = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID); /* empty calls only */
-    if (mca_btl_loom_worked_since_call(now, cpu)) {
+    if (mca_btl_loom_worked_since_call(now)) {
         mca_btl_loom_spin_start_ns = now;
     }
     mca_btl_loom_last_call_ns = now;
-    mca_btl_loom_last_cpu_ns  = cpu;
     if (now - mca_btl_loom_spin_start_ns < (uint64_t)mca_btl_loom_component.block_after * 1000) {
+        return false;
+    }
+    if (mca_btl_loom_caller_polls()) {
+        /* MPI_Test and the like: the application works between them (looked
+         * at again after another block_after) */
+        mca_btl_loom_spin_start_ns = now;
         return false;
     }
     return LOOM_OK == loom_engine_arm(engine);
@@ -172,7 +204,8 @@ void mca_btl_loom_block(const loom_engine_t *engine)
     }
     /* the wait goes on: the next call is a pass after this one */
     mca_btl_loom_last_call_ns = mca_btl_loom_now_ns();
-    mca_btl_loom_last_cpu_ns  = mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    mca_btl_loom_cpu_sample(mca_btl_loom_last_call_ns,
+                            mca_btl_loom_clock_ns(CLOCK_THREAD_CPUTIME_ID));
 }
 
 #define MCA_BTL_LOOM_BLOCK_STAT(_f) offsetof(mca_btl_loom_block_stats_t, _f)

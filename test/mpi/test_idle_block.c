@@ -8,7 +8,10 @@
  *     not sleep once, for each sleep there would stall the work up to 1 ms
  *     (progress calls with that much work between them are not a wait,
  *     whatever loom found).
- *  2. Rank 1 waits in MPI_Recv while rank 0 computes 300 ms: it must sleep.
+ *  2. The same with 2 us of work between two tests, as HPCC's
+ *     MPIRandomAccess does: its calls come as close as a wait's, and only
+ *     their being MPI_Tests tells loom that the rank works.  No sleep.
+ *  3. Rank 1 waits in MPI_Recv while rank 0 computes 300 ms: it must sleep.
  *
  * Each message is verified byte for byte.  Ranks beyond 2 only take part in
  * the barriers.
@@ -23,6 +26,7 @@
 
 #define MSG_SIZE   4096
 #define WORK_US    200   /* between two MPI_Tests: far above the 20 us of a wait */
+#define TIGHT_US   2     /* and well below it */
 #define POLL_MS    100   /* rank 0 computes this long while rank 1 polls */
 #define WAIT_MS    300   /* and this long while rank 1 waits */
 #define BLOCKS     "btl_loom_idle_blocks"
@@ -62,39 +66,52 @@ static void send_after(int seed, double ms, unsigned char *buf)
     LOOM_CHECK_MPI(MPI_Send(buf, MSG_SIZE, MPI_BYTE, 1, seed, MPI_COMM_WORLD));
 }
 
-int main(int argc, char **argv)
+/* Rank 1 polls the receive of message seed with MPI_Test, work us of work
+ * between two tests, while rank 0 computes POLL_MS; the sleeps meanwhile. */
+static unsigned long long poll_phase(int rank, int seed, double work, int *tests,
+                                     unsigned char *buf)
 {
-    unsigned long long before, polling, waiting, wakes;
-    const char *mode = getenv("OMPI_MCA_btl_loom_block_when_idle");
-    unsigned char *buf;
+    unsigned long long before;
     MPI_Request req;
     MPI_Status status;
-    int rank, nprocs, done = 0, tests = 0;
+    int done = 0;
+
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    before = loom_pvar_counter(BLOCKS); /* not the barrier's own wait */
+    *tests = 0;
+    if (0 == rank) {
+        send_after(seed, POLL_MS, buf);
+    } else if (1 == rank) {
+        memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
+        LOOM_CHECK_MPI(MPI_Irecv(buf, MSG_SIZE, MPI_BYTE, 0, seed, MPI_COMM_WORLD, &req));
+        while (!done) {
+            LOOM_CHECK_MPI(MPI_Test(&req, &done, &status));
+            ++*tests;
+            if (!done) {
+                work_us(work);
+            }
+        }
+        loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "the polled receive");
+        loom_check_recv(buf, MSG_SIZE, (unsigned)seed, 0, "the polled receive");
+    }
+    return loom_pvar_counter(BLOCKS) - before;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long before, polling, tight, waiting, wakes;
+    const char *mode = getenv("OMPI_MCA_btl_loom_block_when_idle");
+    unsigned char *buf;
+    MPI_Status status;
+    int rank, nprocs, tests = 0, tight_tests = 0;
 
     loom_test_init(&argc, &argv, "test_idle_block", 2, &rank, &nprocs);
     if (NULL == mode || 0 != strcmp(mode, "1")) {
         loom_test_skip("needs OMPI_MCA_btl_loom_block_when_idle=1");
     }
     buf = loom_malloc(MSG_SIZE + LOOM_GUARD_SIZE);
-    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    before = loom_pvar_counter(BLOCKS); /* not the barrier's own wait */
-
-    if (0 == rank) {
-        send_after(1, POLL_MS, buf);
-    } else if (1 == rank) {
-        memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
-        LOOM_CHECK_MPI(MPI_Irecv(buf, MSG_SIZE, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req));
-        while (!done) {
-            LOOM_CHECK_MPI(MPI_Test(&req, &done, &status));
-            ++tests;
-            if (!done) {
-                work_us(WORK_US);
-            }
-        }
-        loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "the polled receive");
-        loom_check_recv(buf, MSG_SIZE, 1, 0, "the polled receive");
-    }
-    polling = loom_pvar_counter(BLOCKS) - before;
+    polling = poll_phase(rank, 1, WORK_US, &tests, buf);
+    tight   = poll_phase(rank, 3, TIGHT_US, &tight_tests, buf);
     LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     before = loom_pvar_counter(BLOCKS);
@@ -112,10 +129,15 @@ int main(int argc, char **argv)
 
     if (1 == rank) {
         printf("rank 1: %d tests with %d us of work between them, %llu sleeps; "
+               "%d tests with %d us between them, %llu sleeps; "
                "waiting %d ms, %llu sleeps (%llu ended by a rail)\n", tests, WORK_US,
-               polling, WAIT_MS, waiting, wakes);
+               polling, tight_tests, TIGHT_US, tight, WAIT_MS, waiting, wakes);
         if (0 != polling) {
             loom_fail("slept %llu times while it worked between MPI_Tests", polling);
+        }
+        if (0 != tight) {
+            loom_fail("slept %llu times in MPI_Test with %d us of work between tests",
+                      tight, TIGHT_US);
         }
         if (0 == waiting) {
             loom_fail("never slept in a %d ms wait", WAIT_MS);

@@ -1,0 +1,90 @@
+/*
+ * Which MPI call a progress call came from, as far as the blocking wait
+ * needs to know: a call that polls (MPI_Test and its kin, MPI_Iprobe) must
+ * return at once, for the application works between two of them; only a
+ * call that waits may sleep.  Open MPI tells progress callbacks neither,
+ * and the gaps between calls cannot: a loop of MPI_Test and a little work
+ * (HPCC's MPIRandomAccess) calls progress as often as MPI_Wait does.  So
+ * the stack says it, looked at only when a rank is about to sleep.
+ */
+#include "btl_loom.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <stdint.h>
+
+/* MPI's polling calls: their PMPI names, which the MPI names alias and the
+ * Fortran bindings call. */
+static const char *const mca_btl_loom_polling_calls[] = {
+    "PMPI_Test", "PMPI_Testany", "PMPI_Testall", "PMPI_Testsome", "PMPI_Iprobe",
+    "PMPI_Improbe", "PMPI_Request_get_status", "PMPI_Win_test",
+};
+
+#define MCA_BTL_LOOM_POLLING_MAX \
+    (sizeof(mca_btl_loom_polling_calls) / sizeof(mca_btl_loom_polling_calls[0]))
+/* Frames from here up to the application: this file, the component's
+ * progress, opal_progress, the request's test, the MPI call, with room to
+ * spare for a profiling layer. */
+#define MCA_BTL_LOOM_CALLER_FRAMES 16
+
+typedef struct mca_btl_loom_code_range {
+    uintptr_t start;
+    uintptr_t end;
+} mca_btl_loom_code_range_t;
+
+static mca_btl_loom_code_range_t mca_btl_loom_polling[MCA_BTL_LOOM_POLLING_MAX];
+static size_t                    mca_btl_loom_polling_count;
+static bool                      mca_btl_loom_polling_known;
+
+/* The code of each polling call in this process (none where no MPI
+ * library is loaded, as in OSHMEM alone: every caller may sleep then). */
+void mca_btl_loom_caller_init(void)
+{
+    void *frames[2];
+    size_t i;
+
+    if (mca_btl_loom_polling_known) {
+        return;
+    }
+    /* the first backtrace loads the unwinder: here, not in a progress call */
+    (void)backtrace(frames, 2);
+    for (i = 0; i < MCA_BTL_LOOM_POLLING_MAX; ++i) {
+        void *fn = dlsym(RTLD_DEFAULT, mca_btl_loom_polling_calls[i]);
+        const ElfW(Sym) *sym = NULL;
+        Dl_info info;
+
+        if (NULL == fn || 0 == dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) ||
+            NULL == sym || 0 == sym->st_size) {
+            continue;
+        }
+        mca_btl_loom_polling[mca_btl_loom_polling_count].start = (uintptr_t)fn;
+        mca_btl_loom_polling[mca_btl_loom_polling_count].end   = (uintptr_t)fn + sym->st_size;
+        ++mca_btl_loom_polling_count;
+    }
+    mca_btl_loom_polling_known = true;
+}
+
+/* True when the calling thread is inside one of MPI's polling calls. */
+bool mca_btl_loom_caller_polls(void)
+{
+    void *frames[MCA_BTL_LOOM_CALLER_FRAMES];
+    int depth, f;
+    size_t i;
+
+    if (0 == mca_btl_loom_polling_count) {
+        return false;
+    }
+    depth = backtrace(frames, MCA_BTL_LOOM_CALLER_FRAMES);
+    for (f = 1; f < depth; ++f) {
+        /* a return address: one past the call, inside the calling function */
+        uintptr_t pc = (uintptr_t)frames[f] - 1;
+
+        for (i = 0; i < mca_btl_loom_polling_count; ++i) {
+            if (pc >= mca_btl_loom_polling[i].start && pc < mca_btl_loom_polling[i].end) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
