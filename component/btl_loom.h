@@ -310,6 +310,7 @@ void mca_btl_loom_block(const loom_engine_t *engine);
 /* btl_loom_caller.c: whether progress was called by MPI_Test and its kin. */
 void mca_btl_loom_caller_init(void);
 bool mca_btl_loom_caller_polls(void);
+bool mca_btl_loom_caller_may_idle(void *ctx);
 
 int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
                        const mca_btl_loom_request_t *req,

@@ -1,11 +1,12 @@
 /*
  * Which MPI call a progress call came from, as far as the blocking wait
- * needs to know: a call that polls (MPI_Test and its kin, MPI_Iprobe) must
- * return at once, for the application works between two of them; only a
- * call that waits may sleep.  Open MPI tells progress callbacks neither,
- * and the gaps between calls cannot: a loop of MPI_Test and a little work
- * (HPCC's MPIRandomAccess) calls progress as often as MPI_Wait does.  So
- * the stack says it, looked at only when a rank is about to sleep.
+ * and the engine's yield need to know: a call that polls (MPI_Test and its
+ * kin, MPI_Iprobe) must return at once, for the application works between
+ * two of them; only a call that waits may sleep or yield its core.  Open
+ * MPI tells progress callbacks neither, and the gaps between calls cannot:
+ * a loop of MPI_Test and a little work (HPCC's MPIRandomAccess) calls
+ * progress as often as MPI_Wait does.  So the stack says it, looked at
+ * only when a rank is about to sleep or yield.
  */
 #include "btl_loom.h"
 
@@ -87,4 +88,11 @@ bool mca_btl_loom_caller_polls(void)
         }
     }
     return false;
+}
+
+/* The engine's loom_may_idle_cb_t: a yield only outside the polling calls. */
+bool mca_btl_loom_caller_may_idle(void *ctx)
+{
+    (void)ctx;
+    return !mca_btl_loom_caller_polls();
 }

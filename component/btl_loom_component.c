@@ -204,6 +204,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.tag_count           = MCA_BTL_TAG_MAX; /* what the trigger table holds */
     config.log_cb              = mca_btl_loom_log;
     config.peer_lost_cb        = mca_btl_loom_peer_lost;
+    config.may_idle_cb         = mca_btl_loom_caller_may_idle;
     config.verbose             = mca_btl_loom_component.verbose;
     if (OPAL_SUCCESS != mca_btl_loom_eager_config(&config)) {
         opal_output(0, "btl loom: bad eager ring parameters (above); loom disabled");
@@ -249,9 +250,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     mca_btl_loom_stat_table_add(&mca_btl_loom_push_table, engine);
     mca_btl_loom_stat_table_add(&mca_btl_loom_block_table, engine);
     mca_btl_loom_component.module = module;
-    if (0 != mca_btl_loom_component.block_when_idle) {
-        mca_btl_loom_caller_init();
-    }
+    mca_btl_loom_caller_init(); /* before the first progress call */
     if (OPAL_SUCCESS != mca_btl_loom_thread_start(engine)) {
         mca_btl_loom_component.module = NULL;
         goto err;

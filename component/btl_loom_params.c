@@ -134,8 +134,10 @@ int mca_btl_loom_params_register(void)
     c->block_when_idle = -1;
     mca_btl_loom_reg_int("block_when_idle", "A waiting rank whose progress found nothing to do "
                          "for btl_loom_block_after us sleeps on the rails' event descriptors "
-                         "(up to 1 ms at a time) instead of polling: -1 when Open MPI runs the "
-                         "node oversubscribed (mpi_yield_when_idle), 0 never, 1 always",
+                         "(up to 1 ms at a time) instead of polling, never inside MPI_Test, "
+                         "MPI_Iprobe and the like (the application works between them): -1 when "
+                         "Open MPI runs the node oversubscribed (mpi_yield_when_idle), 0 never, "
+                         "1 always",
                          OPAL_INFO_LVL_4, &c->block_when_idle);
     c->block_after = 200;
     mca_btl_loom_reg_int("block_after", "Microseconds a rank must wait, calling progress "

@@ -1,19 +1,6 @@
 # Sourced by contrib/mpich-tests.sh (not run; test/mpich-check.sh calls that script):
 # fetching, building and choosing the entries of the MPICH test suite.
 
-# The mpirun arguments that select a stack.  One-sided communication over a
-# BTL without atomics needs osc pt2pt, which Debian's openmpi-mca-params.conf
-# leaves out (without it MPI_Win_create fails, whatever the BTL);
-# loom-rdma turns loom's atomics on, so that Open MPI's osc rdma runs on them.
-mpich_stack_args() {
-    case "$1" in
-        loom) echo "--mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo --mca osc pt2pt" ;;
-        loom-rdma) echo "--mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo --mca btl_loom_atomics 1" ;;
-        tcp)  echo "--mca pml ob1 --mca btl self,tcp --mca osc pt2pt" ;;
-        ucx)  echo "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo --mca btl self --mca osc ucx" ;;
-    esac
-}
-
 # $1 a directory: Debian's mpich source tarball downloaded into it, through
 # the machine's own apt sources turned into deb-src ones (in a private apt
 # state, so that the machine's own lists and sources stay as they are).

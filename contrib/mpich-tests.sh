@@ -75,6 +75,7 @@ timeout_s=${LOOM_MPICH_TIMEOUT:-180}
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||
     { echo "mpich-tests: LOOM_MPICH_TIMEOUT must be a positive number of seconds, not '$timeout_s'" >&2; exit 2; }
 
+. "$src/contrib/mpi-stacks-lib.sh"
 . "$src/contrib/mpich-suite-lib.sh"
 
 suite=$(mpich_suite_ready "$workdir" "${dirs[@]}") || exit 77
@@ -90,8 +91,8 @@ cat "$src/test/mpich/expected-failures" >"$expected_file"
 mpiexec=$results/mpiexec-$stack
 {
     echo '#!/bin/bash'
-    printf 'exec mpirun %s--oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo %s %s "$@"\n' \
-        "$([ "$(id -u)" -eq 0 ] && echo '--allow-run-as-root ')" "$(mpich_stack_args "$stack")" "${LOOM_MPI_ARGS:-}"
+    printf 'exec mpirun %s %s %s "$@"\n' "$(mpi_run_args)" "$(mpi_stack_args "$stack")" \
+        "${LOOM_MPI_ARGS:-}"
 } >"$mpiexec"
 chmod +x "$mpiexec"
 echo "mpich-tests: suite in $suite, results in $results"

@@ -142,7 +142,8 @@ static int loom_engine_run_callbacks(loom_engine_t *engine)
  * that falls back to ksoftirqd, which runs on this core only when the rank
  * lets it.  Two ranks bound to two cores and several rails were measured
  * 10x slower for it (README, Striping).  After yield_after_us without work,
- * each empty call yields; a call that finds work starts over.  The idle
+ * each empty call yields, unless the upper layer says its caller only
+ * polls (config.may_idle_cb); a call that finds work starts over.  The idle
  * time is counted from the first clock pass without work (loom_clock_pass):
  * no clock read on a call that finds work, or on most empty ones.
  */
@@ -163,7 +164,11 @@ static void loom_engine_idle(loom_engine_t *engine, int count)
         if (0 == engine->idle_since) {
             engine->idle_since = now;
         } else if (now - engine->idle_since > engine->config.yield_after_us * 1000ull) {
-            engine->yielding = true;
+            engine->yielding = NULL == engine->config.may_idle_cb ||
+                               engine->config.may_idle_cb(engine->config.cb_ctx);
+            if (!engine->yielding) {
+                engine->idle_since = now; /* the caller polls: asked again later */
+            }
         }
     }
     if (engine->yielding) {

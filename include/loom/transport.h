@@ -137,6 +137,11 @@ typedef void (*loom_push_notice_cb_t)(void *ctx, const loom_push_notice_t *notic
  * its address can be found (loom_peer_connect), so that its messages are
  * delivered in order and acknowledged; NULL if it cannot. */
 typedef loom_peer_t *(*loom_peer_find_cb_t)(void *ctx, loom_engine_t *engine, uint64_t name);
+/* Progress found nothing for yield_after_us: may it yield the CPU now?
+ * False where the caller only polls and works in between (MPI_Test), so
+ * that a yield would stall its work; asked again after another
+ * yield_after_us.  NULL: always. */
+typedef bool (*loom_may_idle_cb_t)(void *ctx);
 
 enum { LOOM_LOG_ERROR = 0, LOOM_LOG_WARN = 1, LOOM_LOG_INFO = 2,
        LOOM_LOG_DEBUG = 3 };
@@ -205,6 +210,7 @@ typedef struct loom_engine_config {
     loom_peer_lost_cb_t peer_lost_cb;
     loom_peer_find_cb_t peer_find_cb;
     loom_push_notice_cb_t push_notice_cb;
+    loom_may_idle_cb_t may_idle_cb;
     unsigned      push_counters_max; /* counters a process keeps, 0: 4096 */
     unsigned      push_waiting_max;  /* pushes waiting on counters here, 0: 4096 */
     void          *cb_ctx;
