@@ -5,7 +5,7 @@
 # user's laptop or a shared node is: the run must end, and every check of
 # its own must pass (HPL's and PTRANS's residuals, RandomAccess's table
 # with no wrong entry, the FFT's error).  Then once with eager rings on.
-# Its problem is the example input's with N=500: a few seconds per run on
+# Its problem is the example input's with N=250: a few seconds per run on
 # an idle machine, up to a minute under the test command's load (the README
 # has its times beside btl tcp's and pml ucx's).  Run by `make check`,
 # which sets the component path; skips without hpcc (contrib/install-deps.sh
@@ -19,8 +19,8 @@ if ! command -v hpcc >/dev/null || [ ! -f "$example" ]; then
     exit 77
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loom-hpcc.XXXXXX")
-# the example's problem, smaller: its one HPL size (line 6) set to 500
-sed '6s/^[0-9]\+/500/' "$example" >"$work/hpccinf.txt"
+# the example's problem, smaller: its one HPL size (line 6) set to 250
+sed '6s/^[0-9]\+/250/' "$example" >"$work/hpccinf.txt"
 read -r -a run_args <<<"$(mpi_run_args)"
 
 # $1 a label, then the stack's mpirun arguments: runs hpcc, prints its
