@@ -308,8 +308,13 @@ void mca_btl_loom_thread_stop_join(void);
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count);
 void mca_btl_loom_block(const loom_engine_t *engine);
 /* btl_loom_caller.c: whether progress was called by MPI_Test and its kin. */
+typedef struct mca_btl_loom_caller_cache {
+    uintptr_t sp;    /* the stack at the last look */
+    bool      polls; /* what it said */
+    unsigned  uses;  /* since */
+} mca_btl_loom_caller_cache_t;
 void mca_btl_loom_caller_init(void);
-bool mca_btl_loom_caller_polls(void);
+bool mca_btl_loom_caller_polls(mca_btl_loom_caller_cache_t *cache);
 bool mca_btl_loom_caller_may_idle(void *ctx);
 
 int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,

@@ -38,6 +38,14 @@ static mca_btl_loom_code_range_t mca_btl_loom_polling[MCA_BTL_LOOM_POLLING_MAX];
 static size_t                    mca_btl_loom_polling_count;
 static bool                      mca_btl_loom_polling_known;
 
+/* A cache keeps a thread's last look from one place that asks: a wait or
+ * a polling loop calls progress through the same frames each time, so the
+ * same stack pointer here is, but for frames that happen to add up alike,
+ * the same call.  A backtrace takes microseconds (many more in an emulated
+ * guest, where every wait longer than yield_after asks); looked at afresh
+ * every so many uses all the same. */
+#define MCA_BTL_LOOM_CALLER_REUSE 32
+
 /* The code of each polling call in this process (none where no MPI
  * library is loaded, as in OSHMEM alone: every caller may sleep then). */
 void mca_btl_loom_caller_init(void)
@@ -66,16 +74,12 @@ void mca_btl_loom_caller_init(void)
     mca_btl_loom_polling_known = true;
 }
 
-/* True when the calling thread is inside one of MPI's polling calls. */
-bool mca_btl_loom_caller_polls(void)
+static bool mca_btl_loom_stack_polls(void)
 {
     void *frames[MCA_BTL_LOOM_CALLER_FRAMES];
     int depth, f;
     size_t i;
 
-    if (0 == mca_btl_loom_polling_count) {
-        return false;
-    }
     depth = backtrace(frames, MCA_BTL_LOOM_CALLER_FRAMES);
     for (f = 1; f < depth; ++f) {
         /* a return address: one past the call, inside the calling function */
@@ -90,9 +94,28 @@ bool mca_btl_loom_caller_polls(void)
     return false;
 }
 
+/* True when the calling thread is inside one of MPI's polling calls;
+ * cache: the asking place's own, per thread. */
+bool mca_btl_loom_caller_polls(mca_btl_loom_caller_cache_t *cache)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+
+    if (0 == mca_btl_loom_polling_count) {
+        return false;
+    }
+    if (sp != cache->sp || ++cache->uses >= MCA_BTL_LOOM_CALLER_REUSE) {
+        cache->sp    = sp;
+        cache->polls = mca_btl_loom_stack_polls();
+        cache->uses  = 0;
+    }
+    return cache->polls;
+}
+
 /* The engine's loom_may_idle_cb_t: a yield only outside the polling calls. */
 bool mca_btl_loom_caller_may_idle(void *ctx)
 {
+    static __thread mca_btl_loom_caller_cache_t cache;
+
     (void)ctx;
-    return !mca_btl_loom_caller_polls();
+    return !mca_btl_loom_caller_polls(&cache);
 }

@@ -41,6 +41,7 @@ static __thread uint64_t mca_btl_loom_last_call_ns;
  * the run has none yet (its last call found work). */
 static __thread uint64_t mca_btl_loom_sample_ns;
 static __thread uint64_t mca_btl_loom_sample_cpu_ns;
+static __thread mca_btl_loom_caller_cache_t mca_btl_loom_block_caller;
 
 /* What btl_loom_block_when_idle did (pvars idle_blocks, idle_block_wakes). */
 typedef struct mca_btl_loom_block_stats {
@@ -186,7 +187,7 @@ bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
     if (now - mca_btl_loom_spin_start_ns < (uint64_t)mca_btl_loom_component.block_after * 1000) {
         return false;
     }
-    if (mca_btl_loom_caller_polls()) {
+    if (mca_btl_loom_caller_polls(&mca_btl_loom_block_caller)) {
         /* MPI_Test and the like: the application works between them (looked
          * at again after another block_after) */
         mca_btl_loom_spin_start_ns = now;

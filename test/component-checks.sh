@@ -39,7 +39,7 @@ check "btl_loom_rails is documented" $?
 
 run_bad() { # expected text (a grep pattern), then mpirun arguments; within 60 s
     local expect=$1 out; shift
-    out=$(timeout 60 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
+    out=$(timeout -k 10 60 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
           --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom "$@" \
           "$bindir/test_sizes" 2>&1)
     local rc=$?
@@ -110,7 +110,7 @@ for p in bcasts reduces allreduces allgathers fallbacks failures; do
 done
 run_aside() { # the bad parameter's name, its value, and the program (test_bcast)
     local out rc prog=${3:-test_bcast}
-    out=$(timeout 120 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
+    out=$(timeout -k 10 120 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
           --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom \
           --mca btl_loom_rails tcp:lo --mca "coll_loom_$1" "$2" "$bindir/$prog" 2>&1)
     rc=$?

@@ -32,7 +32,7 @@ hpcc_run() {
     mkdir -p "$out"
     cp "$work/hpccinf.txt" "$out/"
     start=$SECONDS
-    (cd "$out" && timeout 600 mpirun "${run_args[@]}" -np 4 "$@" hpcc </dev/null >run.log 2>&1)
+    (cd "$out" && timeout -k 10 600 mpirun "${run_args[@]}" -np 4 "$@" hpcc </dev/null >run.log 2>&1)
     rc=$?
     summary() { sed -n "s/^$1=//p" "$out/hpccoutf.txt" 2>/dev/null | head -n 1; }
     echo "$label: exit $rc after $((SECONDS - start)) s; HPL $(summary HPL_Tflops) Tflop/s," \

@@ -30,7 +30,7 @@ while read -r label args; do
     log=$work/$n.log
     start=$SECONDS
     # shellcheck disable=SC2086 # the options are words
-    timeout 300 mpirun "${run_args[@]}" -np 2 "${loom_args[@]}" $args -o "$work/$n.out" \
+    timeout -k 10 300 mpirun "${run_args[@]}" -np 2 "${loom_args[@]}" $args -o "$work/$n.out" \
         </dev/null >"$log" 2>&1
     rc=$?
     tried=$(grep -c ' bytes .* times -->' "$log")

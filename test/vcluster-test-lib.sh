@@ -26,7 +26,7 @@ vcluster_test_up() {
 vcluster_mpirun() {
     local limit=$1
     shift
-    timeout "$limit" "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np "${VCLUSTER_NP:-2}" \
+    timeout -k 10 "$limit" "$src/contrib/vcluster-exec.sh" node0 mpirun --allow-run-as-root -np "${VCLUSTER_NP:-2}" \
         --map-by node --hostfile /run/loom-vcluster/hostfile \
         --mca plm_rsh_agent "$src/contrib/vcluster-rsh.sh" --mca oob_tcp_if_include mgmt \
         -x OMPI_MCA_mca_base_component_path --mca pml ob1 --mca btl self,loom "$@"
