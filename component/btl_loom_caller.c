@@ -36,7 +36,6 @@ typedef struct mca_btl_loom_code_range {
 
 static mca_btl_loom_code_range_t mca_btl_loom_polling[MCA_BTL_LOOM_POLLING_MAX];
 static size_t                    mca_btl_loom_polling_count;
-static bool                      mca_btl_loom_polling_known;
 
 /* A cache keeps a thread's last look from one place that asks: a wait or
  * a polling loop calls progress through the same frames each time, so the
@@ -53,9 +52,7 @@ void mca_btl_loom_caller_init(void)
     void *frames[2];
     size_t i;
 
-    if (mca_btl_loom_polling_known) {
-        return;
-    }
+    mca_btl_loom_polling_count = 0; /* found afresh if asked again */
     /* the first backtrace loads the unwinder: here, not in a progress call */
     (void)backtrace(frames, 2);
     for (i = 0; i < MCA_BTL_LOOM_POLLING_MAX; ++i) {
@@ -71,7 +68,6 @@ void mca_btl_loom_caller_init(void)
         mca_btl_loom_polling[mca_btl_loom_polling_count].end   = (uintptr_t)fn + sym->st_size;
         ++mca_btl_loom_polling_count;
     }
-    mca_btl_loom_polling_known = true;
 }
 
 static bool mca_btl_loom_stack_polls(void)

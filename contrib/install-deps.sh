@@ -8,7 +8,7 @@ set -eu
 
 packages=(build-essential autoconf automake libtool pkg-config
           openmpi-bin libopenmpi-dev libucx-dev ucx-utils libhwloc-dev python3
-          clang libfuzzer-14-dev gdb hpcc netpipe-openmpi)
+          clang libfuzzer-14-dev gdb hpcc netpipe-openmpi scalapack-mpi-test)
 case "${1:-}" in
     --rxe) packages=(qemu-system-x86 debootstrap e2fsprogs) ;;
     --plot) packages=(gnuplot-nox) ;;

@@ -104,7 +104,7 @@ for bench in bench_latency bench_bw; do
 done
 mkdir -p "$outdir" || exit 1
 # the medians are of this run's rounds only, not of an earlier run's
-rm -f "$outdir"/latency-*.r*.txt "$outdir"/bw-*.r*.txt "$outdir"/layer-*.r*.txt*
+rm -f "$outdir"/latency-*.r*.txt* "$outdir"/bw-*.r*.txt* "$outdir"/layer-*.r*.txt*
 if [ "$layers" = 1 ]; then
     # shellcheck source=contrib/bench-layers.sh
     . "$script_dir/bench-layers.sh"
@@ -194,9 +194,10 @@ for round in $(seq 1 "$rounds"); do
                 ok["$bench.$cfg"]=1
                 ok_count=$((ok_count + 1))
             else
+                # kept apart, so that the tables read only runs that succeeded
+                mv -f "$raw" "$raw.failed"
                 say "WARNING: configuration '$cfg' failed for $bench (exit $rc, round $round)," \
-                    "left out of its median; output in $raw"
-                rm -f "$raw"
+                    "left out of its median; output in $raw.failed"
             fi
         done
     done

@@ -23,6 +23,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/loom-hpcc.XXXXXX")
 sed '6s/^[0-9]\+/250/' "$example" >"$work/hpccinf.txt"
 read -r -a run_args <<<"$(mpi_run_args)"
 
+# $1 a run's HPCC output, $2 a key of its summary: the key's value
+hpcc_value() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n 1; }
+
 # $1 a label, then the stack's mpirun arguments: runs hpcc, prints its
 # results, and fails when it did not end well or one of its checks failed.
 hpcc_run() {
@@ -34,7 +37,7 @@ hpcc_run() {
     start=$SECONDS
     (cd "$out" && timeout -k 10 600 mpirun "${run_args[@]}" -np 4 "$@" hpcc </dev/null >run.log 2>&1)
     rc=$?
-    summary() { sed -n "s/^$1=//p" "$out/hpccoutf.txt" 2>/dev/null | head -n 1; }
+    summary() { hpcc_value "$out/hpccoutf.txt" "$1"; }
     echo "$label: exit $rc after $((SECONDS - start)) s; HPL $(summary HPL_Tflops) Tflop/s," \
         "PTRANS $(summary PTRANS_GBs) GB/s, MPIRandomAccess $(summary MPIRandomAccess_GUPs) GUP/s," \
         "MPIFFT $(summary MPIFFT_Gflops) Gflop/s, ring latency $(summary RandomlyOrderedRingLatency_usec) us," \
