@@ -126,15 +126,9 @@ int loom_am_issue_zcopy(loom_peer_t *peer, int rail, const loom_wire_send_t *hdr
         return rc;
     }
     for (i = 0; i < iovcnt; ++i) {
-        uiov[i].buffer = iov[i].iov_base;
-        uiov[i].length = iov[i].iov_len;
-        uiov[i].memh   = UCT_MEM_HANDLE_NULL;
-        uiov[i].stride = 0;
-        uiov[i].count  = 1;
+        loom_uct_iov_set(&uiov[i], iov[i].iov_base, iov[i].iov_len, UCT_MEM_HANDLE_NULL);
     }
-    op->comp.func   = loom_am_zcopy_done;
-    op->comp.count  = 1;
-    op->comp.status = UCS_OK;
+    loom_uct_comp_arm(&op->comp, loom_am_zcopy_done);
     status = uct_ep_am_zcopy(peer->rails[rail].ep, LOOM_WIRE_SEND, hdr, sizeof(*hdr), uiov,
                              iovcnt, 0, &op->comp);
     if (UCS_OK == status) {

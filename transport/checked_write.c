@@ -31,8 +31,9 @@ ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_
     uct_ep_h ep = peer->rails[rail].ep;
 
     if (peer->engine->rails[rail].checked_zcopy && length > 0) {
-        uct_iov_t iov = {(void *)data, length, memh, 0, 1};
+        uct_iov_t iov;
 
+        loom_uct_iov_set(&iov, (void *)data, length, memh);
         return uct_ep_am_zcopy(ep, LOOM_WIRE_PUT, hdr, sizeof(*hdr), &iov, 1, 0, comp);
     } else {
         loom_put_pack_t pack = {hdr, data, length};

@@ -259,14 +259,9 @@ static void loom_eager_rx_ack_post(loom_peer_t *peer)
         }
         return; /* not connected both ways yet: next progress */
     }
-    uiov.buffer = box->mem;
-    uiov.length = LOOM_WIRE_ACK_BYTES(loom_key_size(engine));
-    uiov.memh   = loom_eager_box_memh(box, rail);
-    uiov.stride = 0;
-    uiov.count  = 1;
-    box->comp.func   = loom_eager_ack_done;
-    box->comp.count  = 1;
-    box->comp.status = UCS_OK;
+    loom_uct_iov_set(&uiov, box->mem, LOOM_WIRE_ACK_BYTES(loom_key_size(engine)),
+                     loom_eager_box_memh(box, rail));
+    loom_uct_comp_arm(&box->comp, loom_eager_ack_done);
     if (engine->rails[rail].checked) {
         st = loom_checked_write_post(peer, rail, box->mem, uiov.memh, uiov.length,
                                      box->remote_region, box->remote_epoch, rx->ack_addr,

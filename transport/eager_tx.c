@@ -99,14 +99,8 @@ static int loom_eager_tx_write(loom_peer_t *peer, loom_chan_out_t *out)
     (void)loom_iov_pack(msg + sizeof(hdr), out->iov, out->iovcnt);
     memcpy(msg + bytes - sizeof(foot), &foot, sizeof(foot));
 
-    uiov.buffer = msg;
-    uiov.length = bytes;
-    uiov.memh   = tx->mem.region->memh[tx->rail];
-    uiov.stride = 0;
-    uiov.count  = 1;
-    ts->comp.func   = loom_eager_txslot_done;
-    ts->comp.count  = 1;
-    ts->comp.status = UCS_OK;
+    loom_uct_iov_set(&uiov, msg, bytes, tx->mem.region->memh[tx->rail]);
+    loom_uct_comp_arm(&ts->comp, loom_eager_txslot_done);
     if (peer->engine->rails[tx->rail].checked) {
         status = loom_checked_write_post(peer, tx->rail, msg, uiov.memh, bytes,
                                          tx->remote_region, tx->remote_epoch,

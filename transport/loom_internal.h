@@ -432,6 +432,25 @@ void loom_log(loom_engine_t *engine, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int  loom_status_to_rc(ucs_status_t status);
 
+/* A UCT iov of one contiguous piece. */
+static inline void loom_uct_iov_set(uct_iov_t *uiov, void *buffer, size_t length, uct_mem_h memh)
+{
+    uiov->buffer = buffer;
+    uiov->length = length;
+    uiov->memh   = memh;
+    uiov->stride = 0;
+    uiov->count  = 1;
+}
+
+/* A completion UCT calls func on once the one operation it waits for is
+ * done (status: how it ended). */
+static inline void loom_uct_comp_arm(uct_completion_t *comp, uct_completion_callback_t func)
+{
+    comp->func   = func;
+    comp->count  = 1;
+    comp->status = UCS_OK;
+}
+
 /* wire.c; the helpers of every message inline (a call each would cost
  * more than their work) */
 /* Copy the pieces of iov one after the other to dest; returns the end. */

@@ -207,11 +207,7 @@ int loom_rdma_advance(loom_op_t *op)
     if (!prail->usable) {
         return prail->failed ? LOOM_ERR_UNREACH : LOOM_ERR_AGAIN;
     }
-    uiov.buffer = op->local;
-    uiov.length = op->length;
-    uiov.memh   = op->memh;
-    uiov.stride = 0;
-    uiov.count  = 1;
+    loom_uct_iov_set(&uiov, op->local, op->length, op->memh);
 
     if (LOOM_OP_PUSH_REQ == op->kind) {
         if (op->peer->push_reqs >= LOOM_PUSH_WINDOW) {

@@ -192,9 +192,7 @@ static void loom_rdma_comp(uct_completion_t *self)
 
 void loom_rdma_comp_init(loom_op_t *op)
 {
-    op->comp.func   = loom_rdma_comp;
-    op->comp.count  = 1;
-    op->comp.status = UCS_OK;
+    loom_uct_comp_arm(&op->comp, loom_rdma_comp);
 }
 
 int loom_rdma_wait_on(loom_op_t *op, ucs_status_t status)
