@@ -45,6 +45,7 @@ typedef struct mca_btl_loom_component_t {
                                  loom's progress thread runs (set once, at init) */
     bool  tcp_trust_network;  /* btl_loom_tcp_trust_network */
     int   tcp_stream_copy;    /* btl_loom_tcp_stream_copy, bytes (0: never) */
+    int   tcp_stream_reuse;   /* btl_loom_tcp_stream_reuse, bytes (0: stream always) */
     int   zcopy_threshold;    /* btl_loom_zcopy_threshold */
     bool  atomics;            /* btl_loom_atomics */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */

@@ -189,6 +189,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.yield_after_us      = (unsigned)mca_btl_loom_component.yield_after;
     config.trust_network       = mca_btl_loom_component.tcp_trust_network;
     config.stream_copy_min     = (size_t)mca_btl_loom_component.tcp_stream_copy;
+    config.stream_copy_reuse   = (size_t)mca_btl_loom_component.tcp_stream_reuse;
     config.am_zcopy_min        = (size_t)mca_btl_loom_component.zcopy_threshold;
     config.stripe_threshold    = (size_t)mca_btl_loom_component.stripe_threshold;
     config.stripe_chunk        = (size_t)mca_btl_loom_component.stripe_chunk;

@@ -95,13 +95,21 @@ int mca_btl_loom_params_register(void)
         "a failed connection lands anyway). Off: loom checks every remote write at the "
         "target against its registered regions before placing a byte",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->tcp_trust_network);
-    c->tcp_stream_copy = 0;
+    c->tcp_stream_copy = 512 << 10;
     mca_btl_loom_reg_int("tcp_stream_copy", "Checked writes of at least this many bytes "
                          "(rails without memory protection: loom copies each into place) are "
                          "copied with streaming stores, which bypass the cache: more bandwidth "
                          "into memory that is not in the cache, more latency into memory that "
-                         "is (a buffer used again at once) (0: never; else 65536-1073741824)",
+                         "is (a buffer used again at once; see btl_loom_tcp_stream_reuse) (0: "
+                         "never; else 65536-1073741824)",
                          OPAL_INFO_LVL_5, &c->tcp_stream_copy);
+    c->tcp_stream_reuse = 16 << 20;
+    mca_btl_loom_reg_int("tcp_stream_reuse", "A checked write that btl_loom_tcp_stream_copy "
+                         "would stream is copied with ordinary stores if its destination was "
+                         "last written at most this many bytes of such writes ago, and so is "
+                         "probably still in the cache (a ping-pong's buffer, not a window of "
+                         "many receives) (0: stream every one; else 65536-1073741824)",
+                         OPAL_INFO_LVL_5, &c->tcp_stream_reuse);
     c->zcopy_threshold = 32768;
     mca_btl_loom_reg_int("zcopy_threshold", "Messages of at least this many bytes, from "
                          "contiguous memory, are sent from where they lie (zero-copy active "
@@ -258,6 +266,9 @@ int mca_btl_loom_params_register(void)
         (0 != c->tcp_stream_copy &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_stream_copy", c->tcp_stream_copy, 65536,
                                                   1 << 30)) ||
+        (0 != c->tcp_stream_reuse &&
+         OPAL_SUCCESS != mca_btl_loom_check_range("tcp_stream_reuse", c->tcp_stream_reuse,
+                                                  65536, 1 << 30)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_when_idle", c->block_when_idle, -1, 1) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_after", c->block_after, 1, 1000000) ||
         (0 != c->stripe_threshold &&

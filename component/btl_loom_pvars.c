@@ -57,6 +57,9 @@ static const mca_btl_loom_pvar_t mca_btl_loom_pvars[] = {
     {"writes_checked", "Segments of remote writes checked here by loom and placed (rails "
      "without memory protection: puts, served pushes, eager ring slots and ring "
      "acknowledgements)", offsetof(loom_rail_stats_t, writes_checked)},
+    {"writes_streamed", "Of the checked write segments placed here, those copied into place "
+     "with streaming stores, past the cache (btl_loom_tcp_stream_copy, "
+     "btl_loom_tcp_stream_reuse)", offsetof(loom_rail_stats_t, writes_streamed)},
     {"writes_refused", "Segments of remote writes refused here by loom's check (rails "
      "without memory protection: region gone, stale epoch, out of range, no remote write "
      "access, or a failed connection's late write): their bytes were not placed",

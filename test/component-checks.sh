@@ -30,7 +30,8 @@ for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_thres
          eager_rdma eager_slot_sizes eager_slot_counts eager_thresholds eager_msgs_before_ring \
          eager_idle_shrink eager_budget eager_ack_timeout eager_cycle \
          rcache_size rcache_regions rcache_idle push_counters push_waiting zcopy_threshold \
-         yield_after block_when_idle block_after tcp_trust_network tcp_stream_copy; do
+         yield_after block_when_idle block_after tcp_trust_network tcp_stream_copy \
+         tcp_stream_reuse; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
 done
@@ -63,6 +64,8 @@ run_bad "invalid value 0 for MCA parameter btl_loom_block_after" --mca btl_loom_
         --mca btl_loom_block_after 0
 run_bad "invalid value 4096 for MCA parameter btl_loom_tcp_stream_copy" --mca btl_loom_rails tcp:lo \
         --mca btl_loom_tcp_stream_copy 4096
+run_bad "invalid value 1000 for MCA parameter btl_loom_tcp_stream_reuse" --mca btl_loom_rails tcp:lo \
+        --mca btl_loom_tcp_stream_reuse 1000
 run_bad "invalid value -1 for MCA parameter btl_loom_rcache_size" --mca btl_loom_rails tcp:lo \
         --mca btl_loom_rcache_size -1
 run_bad "btl_loom_rcache_regions" --mca btl_loom_rails tcp:lo --mca btl_loom_rcache_regions 0

@@ -191,13 +191,12 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
     rc = (offset > total || seg > total - offset) ? LOOM_ERR_INVALID
                                                   : loom_checked_put_allowed(rail, peer, &put);
     if (LOOM_OK == rc) {
-        size_t stream_min = engine->config.stream_copy_min;
+        uintptr_t dest = (uintptr_t)(loom_from_le64(put.addr) + offset);
+        bool stream = loom_copy_stream_wanted(engine, dest, seg, total);
 
-        /* the size of the whole write tells how much of it the cache can hold */
-        loom_copy_placed((void *)(uintptr_t)(loom_from_le64(put.addr) + offset),
-                         (const uint8_t *)data + sizeof(put), seg,
-                         0 != stream_min && total >= stream_min);
+        loom_copy_placed((void *)dest, (const uint8_t *)data + sizeof(put), seg, stream);
         ++rail->stats.writes_checked;
+        rail->stats.writes_streamed += stream;
     } else {
         ++rail->stats.refused;
         ++rail->stats.writes_refused;

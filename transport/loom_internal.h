@@ -359,6 +359,18 @@ typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 /* How often the rails' links (sysfs) are read while chunks are in flight. */
 #define LOOM_LINK_CHECK_NS (100ull * 1000000ull)
 
+/* recent destinations of checked writes (copy.c), a direct-mapped table */
+#define LOOM_COPY_SEEN_BITS 8
+typedef struct loom_copy_seen {
+    uintptr_t dest;   /* a segment's first byte */
+    uint64_t  copied; /* history's count when it was written */
+} loom_copy_seen_t;
+
+typedef struct loom_copy_history {
+    uint64_t         copied; /* bytes of checked writes placed so far */
+    loom_copy_seen_t seen[1 << LOOM_COPY_SEEN_BITS];
+} loom_copy_history_t;
+
 struct loom_engine {
     loom_engine_config_t config;
     char                 rails_spec[1024];
@@ -412,6 +424,7 @@ struct loom_engine {
     loom_push_engine_t   push;
     loom_rcaches_t       rcaches;
     loom_tcp_liveness_t  tcp_live;
+    loom_copy_history_t  copies;       /* where checked writes were placed lately */
     const struct loom_am_handler *am_handlers; /* the receiver of each AM id */
     size_t               am_handler_count;
     uct_error_handler_t  ep_error;     /* errors of the rails' endpoints */
@@ -663,6 +676,15 @@ loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t len
 /* copy.c: length bytes to dest; with streaming stores when stream (a write
  * larger than the cache) */
 void loom_copy_placed(void *dest, const void *src, size_t length, bool stream);
+/* whether dest was written (as a segment's start) at most reuse_max bytes of
+ * copies ago, and so is probably still in the cache; records this write */
+bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t dest, size_t length,
+                           size_t reuse_max);
+/* whether a checked write's segment of length bytes at dest, of a write of
+ * total bytes, is placed with streaming stores (config.stream_copy_min and
+ * stream_copy_reuse); records it in engine->copies */
+bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t dest, size_t length,
+                             size_t total);
 
 /* checked_write.c */
 ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,

@@ -67,6 +67,7 @@ typedef struct loom_rail_stats {
     unsigned long over_limit;     /* messages, requests and answers dropped at a bound
                                      on what a peer can make this process hold */
     unsigned long writes_checked; /* checked write segments placed here */
+    unsigned long writes_streamed; /* ... of them, placed with streaming stores */
     unsigned long writes_refused; /* checked write segments refused here (also in
                                      refused): bytes that were not placed */
     unsigned long atomics;        /* atomics of peers run here (answered on this rail's
@@ -195,6 +196,9 @@ typedef struct loom_engine_config {
                                     puts, unchecked by the target */
     size_t        stream_copy_min; /* checked writes of at least this many bytes
                                       are placed with streaming stores (0: never) */
+    size_t        stream_copy_reuse; /* ... unless their destination was written
+                                        at most this many bytes of checked writes
+                                        ago (still in the cache); 0: always */
     size_t        am_zcopy_min;  /* messages sent with an op, of at least this many
                                     bytes, leave from the sender's memory on rails
                                     that need no registration for it (tcp); 0 never */

@@ -5,6 +5,8 @@
  * directions, with Isend/Irecv in both directions at once, and for a few
  * sizes with MPI_Ssend.  Every byte is verified, MPI_Get_count is checked
  * and the guard region after the receive buffer must stay poisoned.
+ * With LOOM_EXPECT_STREAMED set, some data must have been placed with
+ * streaming stores (pvar btl_loom_rail<N>_writes_streamed).
  */
 
 #include "loom_test_util.h"
@@ -118,12 +120,14 @@ int main(int argc, char **argv)
 {
     size_t sizes[MAX_SIZES];
     int rank, nprocs, peer, nsizes;
+    unsigned long long streamed, total;
 
     loom_test_init(&argc, &argv, "test_sizes", 2, &rank, &nprocs);
     peer = loom_pair_peer(rank, nprocs);
     nsizes = make_sizes(sizes);
     sbuf = loom_malloc(MAX_SIZE);
     rbuf = loom_malloc(MAX_SIZE + LOOM_GUARD_SIZE);
+    (void)loom_pvar_rails_total("writes_streamed", NULL); /* counts from here */
 
     for (int i = 0; i < nsizes && peer >= 0; i++) {
         ping_pong(sizes[i], rank, peer, MODE_BLOCKING);
@@ -135,5 +139,12 @@ int main(int argc, char **argv)
 
     free(sbuf);
     free(rbuf);
-    loom_test_pass();
+    streamed = loom_pvar_rails_total("writes_streamed", NULL);
+    LOOM_CHECK_MPI(MPI_Allreduce(&streamed, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                 MPI_COMM_WORLD));
+    if (NULL != getenv("LOOM_EXPECT_STREAMED") && 0 == total) {
+        loom_fail("no checked write was placed with streaming stores (pvar "
+                  "btl_loom_rail<N>_writes_streamed)");
+    }
+    loom_test_pass_msg("(%llu segments placed with streaming stores)", total);
 }

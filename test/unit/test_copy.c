@@ -2,7 +2,10 @@
  * Placing arrived data (copy.c): with streaming stores and without, every
  * source and destination alignment within a cache line and lengths around
  * the store widths and the large sizes checked writes use, the copy equals
- * the source byte for byte and touches nothing before or after it.
+ * the source byte for byte and touches nothing before or after it.  And the
+ * guess of which destinations are still in the cache (loom_copy_reused_soon):
+ * one written again within the reuse distance is, one first seen or written
+ * again after more than that is not.
  */
 #include "loom_internal.h"
 
@@ -14,6 +17,7 @@
 #define POISON 0xa5
 
 static int failures;
+static int reuse_checks;
 
 static void check_one(uint8_t *dst_buf, uint8_t *src_buf, size_t dst_off, size_t src_off,
                       size_t length, bool stream)
@@ -50,6 +54,46 @@ static void check_one(uint8_t *dst_buf, uint8_t *src_buf, size_t dst_off, size_t
     }
 }
 
+static void expect_reuse(loom_copy_history_t *history, uintptr_t dest, size_t length,
+                         size_t reuse_max, bool expected, const char *what)
+{
+    ++reuse_checks;
+    if (loom_copy_reused_soon(history, dest, length, reuse_max) != expected) {
+        printf("FAIL: %s: destination %#lx taken as %s\n", what, (unsigned long)dest,
+               expected ? "not written lately" : "written lately");
+        ++failures;
+    }
+}
+
+/* a ping-pong's buffer, a window of receives larger than the distance, the
+ * distance's edge; a destination's other segments are other destinations */
+static void check_reuse(void)
+{
+    static loom_copy_history_t history;
+    const size_t mib = 1u << 20, reuse = 16 * mib;
+    uintptr_t buf = 0x7f0000000000ul, i;
+
+    expect_reuse(&history, buf, mib, reuse, false, "first write");
+    expect_reuse(&history, buf + mib, mib, reuse, false, "a write's second segment");
+    for (i = 0; i < 10; ++i) {
+        expect_reuse(&history, buf, mib, reuse, true, "ping-pong");
+        expect_reuse(&history, buf + mib, mib, reuse, true, "ping-pong, second segment");
+    }
+    memset(&history, 0, sizeof(history));
+    for (i = 0; i < 64; ++i) { /* 64 receives of 512 KiB: 32 MiB between writes */
+        expect_reuse(&history, buf + i * (mib / 2), mib / 2, reuse, false, "window, first");
+    }
+    for (i = 0; i < 64; ++i) {
+        expect_reuse(&history, buf + i * (mib / 2), mib / 2, reuse, false, "window, again");
+    }
+    memset(&history, 0, sizeof(history));
+    expect_reuse(&history, buf, mib, reuse, false, "edge, first");
+    expect_reuse(&history, buf + 64 * mib, reuse - mib, reuse, false, "edge, between");
+    expect_reuse(&history, buf, mib, reuse, true, "exactly the distance later");
+    expect_reuse(&history, buf + 64 * mib, reuse - mib + 1, reuse, true, "edge, between again");
+    expect_reuse(&history, buf, mib, reuse, false, "a byte more than the distance later");
+}
+
 int main(void)
 {
     static const size_t big[] = {65536, 262144 + 72, 524216, (3u << 20) + 5};
@@ -82,6 +126,8 @@ int main(void)
     }
     free(dst_buf);
     free(src_buf);
+    check_reuse();
+    checks += reuse_checks;
     if (0 != failures) {
         printf("FAIL test_copy: %d of %d copies wrong\n", failures, checks);
         return 1;
