@@ -426,6 +426,15 @@ unsigned long long loom_pvar_rails_total(const char *counter,
     return total;
 }
 
+unsigned long long loom_pvar_rails_world_total(const char *counter)
+{
+    unsigned long long mine = loom_pvar_rails_total(counter, NULL), total;
+
+    LOOM_CHECK_MPI(MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                 MPI_COMM_WORLD));
+    return total;
+}
+
 void loom_pvar_finalize(void)
 {
     if (!pvar_initialized) {

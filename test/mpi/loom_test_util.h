@@ -153,6 +153,10 @@ int loom_pvar_read_rails(const char *counter,
 unsigned long long loom_pvar_rails_total(const char *counter,
                                          const unsigned long long *before);
 
+/* collective: a rail counter summed over the rails and over every rank of
+ * MPI_COMM_WORLD (each rank's count since its first read) */
+unsigned long long loom_pvar_rails_world_total(const char *counter);
+
 /* free the handles and session of loom_pvar_read_sum and finalize MPI_T;
  * called by loom_test_pass() and loom_test_skip() */
 void loom_pvar_finalize(void);
