@@ -191,10 +191,11 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
     rc = (offset > total || seg > total - offset) ? LOOM_ERR_INVALID
                                                   : loom_checked_put_allowed(rail, peer, &put);
     if (LOOM_OK == rc) {
-        uintptr_t dest = (uintptr_t)(loom_from_le64(put.addr) + offset);
-        bool stream = loom_copy_stream_wanted(engine, dest, seg, total);
+        uintptr_t base = (uintptr_t)loom_from_le64(put.addr);
+        bool stream = loom_copy_stream_wanted(engine, base, offset, seg, total);
 
-        loom_copy_placed((void *)dest, (const uint8_t *)data + sizeof(put), seg, stream);
+        loom_copy_placed((void *)(base + offset), (const uint8_t *)data + sizeof(put), seg,
+                         stream);
         ++rail->stats.writes_checked;
         rail->stats.writes_streamed += stream;
     } else {

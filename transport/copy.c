@@ -7,9 +7,9 @@
  * where it is (a buffer used again at once), streaming sends it out to
  * memory, and the next read of it misses the cache.
  * Whether a destination is in the cache is guessed from how much was
- * copied here since it was last written (config.stream_copy_reuse): a
- * ping-pong's buffer comes back after one message, a window of many
- * receives after all of them.
+ * copied here since a write last started at the same place
+ * (config.stream_copy_reuse): a ping-pong's buffer comes back after one
+ * message, a window of many receives after all of them.
  * x86-64 with AVX (checked when called); elsewhere an ordinary copy.
  */
 #include "loom_internal.h"
@@ -51,28 +51,36 @@ static void loom_copy_stream(void *dest, const void *src, size_t length)
 }
 #endif
 
-/* Fibonacci hashing of the destination into the table of recent writes */
-static loom_copy_seen_t *loom_copy_slot(loom_copy_history_t *history, uintptr_t dest)
+/* Fibonacci hashing of a write's first byte into the table of recent writes */
+static loom_copy_seen_t *loom_copy_slot(loom_copy_history_t *history, uintptr_t base)
 {
-    uint64_t h = (uint64_t)dest * UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t h = (uint64_t)base * UINT64_C(0x9e3779b97f4a7c15);
 
     return &history->seen[h >> (64 - LOOM_COPY_SEEN_BITS)];
 }
 
-bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t dest, size_t length,
-                           size_t reuse_max)
+bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t base, uint64_t offset,
+                           size_t length, size_t reuse_max)
 {
-    loom_copy_seen_t *seen = loom_copy_slot(history, dest);
-    bool soon = (seen->dest == dest) && (history->copied - seen->copied <= reuse_max);
+    loom_copy_seen_t *seen = loom_copy_slot(history, base);
+    bool soon;
 
-    seen->dest     = dest;
-    seen->copied   = history->copied;
+    if (0 == offset) {
+        /* a write starts: decided for all of it, as its segments' places
+         * depend on its length (a buffer takes messages of several sizes) */
+        seen->soon   = (seen->base == base) && (history->copied - seen->copied <= reuse_max);
+        seen->base   = base;
+        seen->copied = history->copied;
+        soon = seen->soon;
+    } else {
+        soon = (seen->base == base) && seen->soon; /* else its start came later or went */
+    }
     history->copied += length;
     return soon;
 }
 
-bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t dest, size_t length,
-                             size_t total)
+bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t base, uint64_t offset,
+                             size_t length, size_t total)
 {
     const loom_engine_config_t *config = &engine->config;
     bool recent;
@@ -81,7 +89,8 @@ bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t dest, size_t lengt
     if (0 == config->stream_copy_min || total < config->stream_copy_min) {
         return false;
     }
-    recent = loom_copy_reused_soon(&engine->copies, dest, length, config->stream_copy_reuse);
+    recent = loom_copy_reused_soon(&engine->copies, base, offset, length,
+                                   config->stream_copy_reuse);
     return !recent || 0 == config->stream_copy_reuse;
 }
 

@@ -362,8 +362,9 @@ typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 /* recent destinations of checked writes (copy.c), a direct-mapped table */
 #define LOOM_COPY_SEEN_BITS 8
 typedef struct loom_copy_seen {
-    uintptr_t dest;   /* a segment's first byte */
-    uint64_t  copied; /* history's count when it was written */
+    uintptr_t base;   /* a write's first byte */
+    uint64_t  copied; /* history's count when the write started */
+    bool      soon;   /* it came soon after the write before it there */
 } loom_copy_seen_t;
 
 typedef struct loom_copy_history {
@@ -676,15 +677,16 @@ loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t len
 /* copy.c: length bytes to dest; with streaming stores when stream (a write
  * larger than the cache) */
 void loom_copy_placed(void *dest, const void *src, size_t length, bool stream);
-/* whether dest was written (as a segment's start) at most reuse_max bytes of
- * copies ago, and so is probably still in the cache; records this write */
-bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t dest, size_t length,
-                           size_t reuse_max);
-/* whether a checked write's segment of length bytes at dest, of a write of
- * total bytes, is placed with streaming stores (config.stream_copy_min and
- * stream_copy_reuse); records it in engine->copies */
-bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t dest, size_t length,
-                             size_t total);
+/* whether a write to base (of which this is the segment of length bytes at
+ * offset) started at most reuse_max bytes of copies after the write before
+ * it to base, and so probably finds it still in the cache; records it */
+bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t base, uint64_t offset,
+                           size_t length, size_t reuse_max);
+/* whether that segment of a write of total bytes is placed with streaming
+ * stores (config.stream_copy_min and stream_copy_reuse), through
+ * engine->copies */
+bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t base, uint64_t offset,
+                             size_t length, size_t total);
 
 /* checked_write.c */
 ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,

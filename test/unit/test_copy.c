@@ -4,8 +4,8 @@
  * the store widths and the large sizes checked writes use, the copy equals
  * the source byte for byte and touches nothing before or after it.  And the
  * guess of which destinations are still in the cache (loom_copy_reused_soon):
- * one written again within the reuse distance is, one first seen or written
- * again after more than that is not.
+ * a write to where one started within the reuse distance before is, one to
+ * a new place or after more than that is not.
  */
 #include "loom_internal.h"
 
@@ -54,44 +54,54 @@ static void check_one(uint8_t *dst_buf, uint8_t *src_buf, size_t dst_off, size_t
     }
 }
 
-static void expect_reuse(loom_copy_history_t *history, uintptr_t dest, size_t length,
-                         size_t reuse_max, bool expected, const char *what)
+static void expect_reuse(loom_copy_history_t *history, uintptr_t base, uint64_t offset,
+                         size_t length, size_t reuse_max, bool expected, const char *what)
 {
     ++reuse_checks;
-    if (loom_copy_reused_soon(history, dest, length, reuse_max) != expected) {
-        printf("FAIL: %s: destination %#lx taken as %s\n", what, (unsigned long)dest,
+    if (loom_copy_reused_soon(history, base, offset, length, reuse_max) != expected) {
+        printf("FAIL: %s: write to %#lx (segment at %llu) taken as %s\n", what,
+               (unsigned long)base, (unsigned long long)offset,
                expected ? "not written lately" : "written lately");
         ++failures;
     }
 }
 
-/* a ping-pong's buffer, a window of receives larger than the distance, the
- * distance's edge; a destination's other segments are other destinations */
+/* a ping-pong's buffer, at one size and at several; a window of receives
+ * larger than the distance; the distance's edge; a write whose start came
+ * last */
 static void check_reuse(void)
 {
     static loom_copy_history_t history;
     const size_t mib = 1u << 20, reuse = 16 * mib;
     uintptr_t buf = 0x7f0000000000ul, i;
 
-    expect_reuse(&history, buf, mib, reuse, false, "first write");
-    expect_reuse(&history, buf + mib, mib, reuse, false, "a write's second segment");
+    expect_reuse(&history, buf, 0, mib, reuse, false, "first write");
+    expect_reuse(&history, buf, mib, mib, reuse, false, "first write, second segment");
     for (i = 0; i < 10; ++i) {
-        expect_reuse(&history, buf, mib, reuse, true, "ping-pong");
-        expect_reuse(&history, buf + mib, mib, reuse, true, "ping-pong, second segment");
+        expect_reuse(&history, buf, 0, mib, reuse, true, "ping-pong");
+        expect_reuse(&history, buf, mib, mib, reuse, true, "ping-pong, second segment");
+    }
+    for (i = 1; i < 8; ++i) { /* other sizes, other segments, the same buffer */
+        expect_reuse(&history, buf, 0, i * 100000, reuse, true, "ping-pong, another size");
+        expect_reuse(&history, buf, i * 100000, i * 100000, reuse, true,
+                     "ping-pong, another size's second segment");
     }
     memset(&history, 0, sizeof(history));
-    for (i = 0; i < 64; ++i) { /* 64 receives of 512 KiB: 32 MiB between writes */
-        expect_reuse(&history, buf + i * (mib / 2), mib / 2, reuse, false, "window, first");
-    }
-    for (i = 0; i < 64; ++i) {
-        expect_reuse(&history, buf + i * (mib / 2), mib / 2, reuse, false, "window, again");
+    for (i = 0; i < 2 * 64; ++i) { /* twice 64 receives of 1 MiB: 64 MiB between writes */
+        uintptr_t base = buf + (i % 64) * mib;
+
+        expect_reuse(&history, base, 0, mib / 2, reuse, false, "window");
+        expect_reuse(&history, base, mib / 2, mib / 2, reuse, false, "window, second segment");
     }
     memset(&history, 0, sizeof(history));
-    expect_reuse(&history, buf, mib, reuse, false, "edge, first");
-    expect_reuse(&history, buf + 64 * mib, reuse - mib, reuse, false, "edge, between");
-    expect_reuse(&history, buf, mib, reuse, true, "exactly the distance later");
-    expect_reuse(&history, buf + 64 * mib, reuse - mib + 1, reuse, true, "edge, between again");
-    expect_reuse(&history, buf, mib, reuse, false, "a byte more than the distance later");
+    expect_reuse(&history, buf, 0, mib, reuse, false, "edge, first");
+    expect_reuse(&history, buf + 64 * mib, 0, reuse - mib, reuse, false, "edge, between");
+    expect_reuse(&history, buf, 0, mib, reuse, true, "exactly the distance later");
+    expect_reuse(&history, buf + 64 * mib, 0, reuse - mib + 1, reuse, true,
+                 "edge, between again");
+    expect_reuse(&history, buf, 0, mib, reuse, false, "a byte more than the distance later");
+    expect_reuse(&history, buf + 128 * mib, mib, mib, reuse, false,
+                 "a segment whose write's start has not come");
 }
 
 int main(void)
