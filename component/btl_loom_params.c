@@ -105,10 +105,12 @@ int mca_btl_loom_params_register(void)
                          OPAL_INFO_LVL_5, &c->tcp_stream_copy);
     c->tcp_stream_reuse = 16 << 20;
     mca_btl_loom_reg_int("tcp_stream_reuse", "A checked write that btl_loom_tcp_stream_copy "
-                         "would stream is copied with ordinary stores if its destination was "
-                         "last written at most this many bytes of such writes ago, and so is "
+                         "would stream is copied with ordinary stores if a write started at the "
+                         "same address at most this many bytes of such writes before, and so is "
                          "probably still in the cache (a ping-pong's buffer, not a window of "
-                         "many receives) (0: stream every one; else 65536-1073741824)",
+                         "many receives); the distance counts the write before it, so it is at "
+                         "least btl_loom_tcp_stream_copy (0: stream every one; else up to "
+                         "1073741824)",
                          OPAL_INFO_LVL_5, &c->tcp_stream_reuse);
     c->zcopy_threshold = 32768;
     mca_btl_loom_reg_int("zcopy_threshold", "Messages of at least this many bytes, from "
@@ -268,7 +270,9 @@ int mca_btl_loom_params_register(void)
                                                   1 << 30)) ||
         (0 != c->tcp_stream_reuse &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_stream_reuse", c->tcp_stream_reuse,
-                                                  65536, 1 << 30)) ||
+                                                  (0 != c->tcp_stream_copy) ? c->tcp_stream_copy
+                                                                            : 65536,
+                                                  1 << 30)) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_when_idle", c->block_when_idle, -1, 1) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("block_after", c->block_after, 1, 1000000) ||
         (0 != c->stripe_threshold &&

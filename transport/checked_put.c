@@ -192,10 +192,13 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
                                                   : loom_checked_put_allowed(rail, peer, &put);
     if (LOOM_OK == rc) {
         uintptr_t base = (uintptr_t)loom_from_le64(put.addr);
-        bool stream = loom_copy_stream_wanted(engine, base, offset, seg, total);
+        /* a write is its sender's put (write id) or served get (request id) */
+        uint64_t write = loom_from_le64(put.sender) ^ (loom_from_le64(put.write_id) << 1) ^
+                         (loom_from_le64(put.request_id) << 33);
+        bool stream = loom_copy_stream_wanted(engine, base, write, offset, seg, total);
 
-        loom_copy_placed((void *)(base + offset), (const uint8_t *)data + sizeof(put), seg,
-                         stream);
+        stream = loom_copy_placed((void *)(base + offset), (const uint8_t *)data + sizeof(put),
+                                  seg, stream);
         ++rail->stats.writes_checked;
         rail->stats.writes_streamed += stream;
     } else {

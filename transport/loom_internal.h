@@ -359,17 +359,19 @@ typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 /* How often the rails' links (sysfs) are read while chunks are in flight. */
 #define LOOM_LINK_CHECK_NS (100ull * 1000000ull)
 
-/* recent destinations of checked writes (copy.c), a direct-mapped table */
-#define LOOM_COPY_SEEN_BITS 8
+/* where recent checked writes that may stream started (copy.c): a table of
+ * sets of two */
+#define LOOM_COPY_SET_BITS 7
 typedef struct loom_copy_seen {
-    uintptr_t base;   /* a write's first byte */
+    uintptr_t base;   /* a write's first byte, 0: free */
     uint64_t  copied; /* history's count when the write started */
+    uint64_t  write;  /* which write (checked_put.c: its sender's ids of it) */
     bool      soon;   /* it came soon after the write before it there */
 } loom_copy_seen_t;
 
 typedef struct loom_copy_history {
-    uint64_t         copied; /* bytes of checked writes placed so far */
-    loom_copy_seen_t seen[1 << LOOM_COPY_SEEN_BITS];
+    uint64_t         copied; /* bytes placed so far by writes that may stream */
+    loom_copy_seen_t seen[1 << LOOM_COPY_SET_BITS][2];
 } loom_copy_history_t;
 
 struct loom_engine {
@@ -675,18 +677,19 @@ loom_peer_t *loom_ctrl_recv_peer(loom_rail_t *rail, const void *data, size_t len
                                  uint8_t type, void *msg, size_t size, const char *what);
 
 /* copy.c: length bytes to dest; with streaming stores when stream (a write
- * larger than the cache) */
-void loom_copy_placed(void *dest, const void *src, size_t length, bool stream);
-/* whether a write to base (of which this is the segment of length bytes at
- * offset) started at most reuse_max bytes of copies after the write before
- * it to base, and so probably finds it still in the cache; records it */
-bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t base, uint64_t offset,
-                           size_t length, size_t reuse_max);
-/* whether that segment of a write of total bytes is placed with streaming
- * stores (config.stream_copy_min and stream_copy_reuse), through
+ * larger than the cache) and the CPU has them: whether it streamed */
+bool loom_copy_placed(void *dest, const void *src, size_t length, bool stream);
+/* whether write (an identity of it), a write to base of which this is the
+ * segment of length bytes at offset, started at most reuse_max bytes of
+ * such writes after the write before it to base, and so probably finds it
+ * still in the cache; records it */
+bool loom_copy_reused_soon(loom_copy_history_t *history, uintptr_t base, uint64_t write,
+                           uint64_t offset, size_t length, size_t reuse_max);
+/* whether that segment of a write of total bytes is to be placed with
+ * streaming stores (config.stream_copy_min and stream_copy_reuse), through
  * engine->copies */
-bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t base, uint64_t offset,
-                             size_t length, size_t total);
+bool loom_copy_stream_wanted(loom_engine_t *engine, uintptr_t base, uint64_t write,
+                             uint64_t offset, size_t length, size_t total);
 
 /* checked_write.c */
 ucs_status_t loom_put_segment_post(loom_peer_t *peer, int rail, const loom_wire_put_t *hdr,

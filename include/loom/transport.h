@@ -196,9 +196,10 @@ typedef struct loom_engine_config {
                                     puts, unchecked by the target */
     size_t        stream_copy_min; /* checked writes of at least this many bytes
                                       are placed with streaming stores (0: never) */
-    size_t        stream_copy_reuse; /* ... unless their destination was written
-                                        at most this many bytes of checked writes
-                                        ago (still in the cache); 0: always */
+    size_t        stream_copy_reuse; /* ... unless a write started at the same
+                                        address at most this many bytes of such
+                                        writes before (still in the cache);
+                                        0: always stream */
     size_t        am_zcopy_min;  /* messages sent with an op, of at least this many
                                     bytes, leave from the sender's memory on rails
                                     that need no registration for it (tcp); 0 never */

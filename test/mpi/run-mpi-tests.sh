@@ -92,6 +92,7 @@ tests=(
     "OMPI_MCA_btl_loom_block_when_idle=1 test_collectives 4"
     "OMPI_MCA_btl_loom_block_when_idle=1 test_idle_block 2"
     "OMPI_MCA_btl_loom_tcp_stream_copy=65536 OMPI_MCA_btl_loom_tcp_stream_reuse=0 LOOM_EXPECT_STREAMED=1 test_sizes 2"
+    "OMPI_MCA_btl_loom_tcp_stream_copy=524288 LOOM_EXPECT_STREAMED=some test_sizes 2"
 )
 
 # A test that runs out of time shows where its ranks stood: their stacks go to

@@ -54,54 +54,76 @@ static void check_one(uint8_t *dst_buf, uint8_t *src_buf, size_t dst_off, size_t
     }
 }
 
-static void expect_reuse(loom_copy_history_t *history, uintptr_t base, uint64_t offset,
-                         size_t length, size_t reuse_max, bool expected, const char *what)
+static void expect_reuse(loom_copy_history_t *history, uintptr_t base, uint64_t write,
+                         uint64_t offset, size_t length, size_t reuse_max, bool expected,
+                         const char *what)
 {
     ++reuse_checks;
-    if (loom_copy_reused_soon(history, base, offset, length, reuse_max) != expected) {
-        printf("FAIL: %s: write to %#lx (segment at %llu) taken as %s\n", what,
-               (unsigned long)base, (unsigned long long)offset,
+    if (loom_copy_reused_soon(history, base, write, offset, length, reuse_max) != expected) {
+        printf("FAIL: %s: write %llu to %#lx (segment at %llu) taken as %s\n", what,
+               (unsigned long long)write, (unsigned long)base, (unsigned long long)offset,
                expected ? "not written lately" : "written lately");
         ++failures;
     }
 }
 
-/* a ping-pong's buffer, at one size and at several; a window of receives
- * larger than the distance; the distance's edge; a write whose start came
- * last */
+/* a ping-pong's buffer, at one size and at several; two buffers in turn,
+ * whichever set they share; a window of receives larger than the distance;
+ * the distance's edge; segments whose write's start has not come */
 static void check_reuse(void)
 {
     static loom_copy_history_t history;
     const size_t mib = 1u << 20, reuse = 16 * mib;
-    uintptr_t buf = 0x7f0000000000ul, i;
+    uintptr_t buf = 0x7f0000000000ul, i, j;
+    uint64_t w = 1;
 
-    expect_reuse(&history, buf, 0, mib, reuse, false, "first write");
-    expect_reuse(&history, buf, mib, mib, reuse, false, "first write, second segment");
+    expect_reuse(&history, buf, w, 0, mib, reuse, false, "first write");
+    expect_reuse(&history, buf, w, mib, mib, reuse, false, "first write, second segment");
     for (i = 0; i < 10; ++i) {
-        expect_reuse(&history, buf, 0, mib, reuse, true, "ping-pong");
-        expect_reuse(&history, buf, mib, mib, reuse, true, "ping-pong, second segment");
+        ++w;
+        expect_reuse(&history, buf, w, 0, mib, reuse, true, "ping-pong");
+        expect_reuse(&history, buf, w, mib, mib, reuse, true, "ping-pong, second segment");
     }
     for (i = 1; i < 8; ++i) { /* other sizes, other segments, the same buffer */
-        expect_reuse(&history, buf, 0, i * 100000, reuse, true, "ping-pong, another size");
-        expect_reuse(&history, buf, i * 100000, i * 100000, reuse, true,
+        ++w;
+        expect_reuse(&history, buf, w, 0, i * 100000, reuse, true, "ping-pong, another size");
+        expect_reuse(&history, buf, w, i * 100000, i * 100000, reuse, true,
                      "ping-pong, another size's second segment");
+    }
+    for (i = 0; i < 400; ++i) { /* pairs of buffers: some share a set */
+        for (j = 0; j < 3; ++j) {
+            expect_reuse(&history, buf + (i + 1) * mib, ++w, 0, mib, reuse, j > 0,
+                         "two buffers in turn, the first");
+            expect_reuse(&history, buf + (1000 + 37 * i) * mib, ++w, 0, mib, reuse, j > 0,
+                         "two buffers in turn, the second");
+        }
     }
     memset(&history, 0, sizeof(history));
     for (i = 0; i < 2 * 64; ++i) { /* twice 64 receives of 1 MiB: 64 MiB between writes */
         uintptr_t base = buf + (i % 64) * mib;
 
-        expect_reuse(&history, base, 0, mib / 2, reuse, false, "window");
-        expect_reuse(&history, base, mib / 2, mib / 2, reuse, false, "window, second segment");
+        ++w;
+        expect_reuse(&history, base, w, 0, mib / 2, reuse, false, "window");
+        expect_reuse(&history, base, w, mib / 2, mib / 2, reuse, false, "window, second segment");
     }
     memset(&history, 0, sizeof(history));
-    expect_reuse(&history, buf, 0, mib, reuse, false, "edge, first");
-    expect_reuse(&history, buf + 64 * mib, 0, reuse - mib, reuse, false, "edge, between");
-    expect_reuse(&history, buf, 0, mib, reuse, true, "exactly the distance later");
-    expect_reuse(&history, buf + 64 * mib, 0, reuse - mib + 1, reuse, true,
+    expect_reuse(&history, buf, 1, 0, mib, reuse, false, "edge, first");
+    expect_reuse(&history, buf + 64 * mib, 2, 0, reuse - mib, reuse, false, "edge, between");
+    expect_reuse(&history, buf, 3, 0, mib, reuse, true, "exactly the distance later");
+    expect_reuse(&history, buf + 64 * mib, 4, 0, reuse - mib + 1, reuse, true,
                  "edge, between again");
-    expect_reuse(&history, buf, 0, mib, reuse, false, "a byte more than the distance later");
-    expect_reuse(&history, buf + 128 * mib, mib, mib, reuse, false,
-                 "a segment whose write's start has not come");
+    expect_reuse(&history, buf, 5, 0, mib, reuse, false, "a byte more than the distance later");
+    expect_reuse(&history, buf + 128 * mib, 6, mib, mib, reuse, false,
+                 "a segment of a write to a new place, ahead of its start");
+    /* buf's record says soon (write 7); write 8's second segment comes
+     * first, 20 MiB later: judged by the distance, not by write 7 */
+    memset(&history, 0, sizeof(history));
+    expect_reuse(&history, buf, 6, 0, mib, reuse, false, "another write, first");
+    expect_reuse(&history, buf, 7, 0, mib, reuse, true, "another write, again");
+    expect_reuse(&history, buf + 64 * mib, 100, 0, 20 * mib, reuse, false, "between");
+    expect_reuse(&history, buf, 8, mib, mib, reuse, false,
+                 "a segment ahead of its start, after another write's");
+    expect_reuse(&history, buf, 8, 0, mib, reuse, false, "... then its start");
 }
 
 int main(void)
@@ -139,13 +161,13 @@ int main(void)
     check_reuse();
     checks += reuse_checks;
     if (0 != failures) {
-        printf("FAIL test_copy: %d of %d copies wrong\n", failures, checks);
+        printf("FAIL test_copy: %d of %d checks wrong\n", failures, checks);
         return 1;
     }
 #if defined(__x86_64__)
     streamed = __builtin_cpu_supports("avx");
 #endif
-    printf("PASS test_copy: %d copies, %s\n", checks,
+    printf("PASS test_copy: %d checks, %s\n", checks,
            streamed ? "with and without streaming stores"
                     : "ordinary copies only (this CPU has no AVX: nothing streams)");
     return 0;
