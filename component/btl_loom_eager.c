@@ -179,6 +179,10 @@ static const mca_btl_loom_stat_desc_t mca_btl_loom_eager_pvars[] = {
      MCA_BTL_LOOM_EAGER_STAT(ring_sent), MCA_BASE_PVAR_CLASS_COUNTER},
     {"eager_ring_received", "Messages taken from this process's rings",
      MCA_BTL_LOOM_EAGER_STAT(ring_received), MCA_BASE_PVAR_CLASS_COUNTER},
+    {"eager_ring_polled", "Times this process had nothing to do and polled rather than "
+     "slept (btl_loom_block_when_idle, the progress thread): a peer may write into one of "
+     "its rings by RDMA, which wakes no sleeper", MCA_BTL_LOOM_EAGER_STAT(ring_polled),
+     MCA_BASE_PVAR_CLASS_COUNTER},
 };
 
 #define MCA_BTL_LOOM_EAGER_NPVARS \

@@ -266,6 +266,23 @@ static UCS_F_NOINLINE int loom_eager_poll_active(loom_engine_t *engine)
     return count;
 }
 
+/* Does a peer write into our memory by RDMA that no event announces: into
+ * our ring, or the ack box of a request of ours, over a rail whose NIC
+ * places the write (tcp carries it as a message, which wakes a sleeper)? */
+bool loom_eager_writes_unannounced(const loom_engine_t *engine)
+{
+    const loom_eager_peer_t *e;
+
+    ucs_list_for_each(e, &engine->eager.active, link) {
+        if ((e->rx.phase > 0 && loom_rail_places_writes(&engine->rails[e->rx.rail])) ||
+            ((e->tx.pending || NULL != e->tx.box) && e->tx.rail >= 0 &&
+             loom_rail_places_writes(&engine->rails[e->tx.rail]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int loom_eager_progress(loom_engine_t *engine)
 {
     if (ucs_list_is_empty(&engine->eager.active)) {

@@ -156,6 +156,7 @@ void   loom_eager_peer_fini(struct loom_peer *peer);
 void   loom_eager_rail_failed(struct loom_peer *peer, int rail);
 void   loom_eager_rail_back(struct loom_peer *peer);
 int    loom_eager_progress(struct loom_engine *engine);
+bool   loom_eager_writes_unannounced(const struct loom_engine *engine);
 
 /* eager_ring.c: ring memory, budget and credits of both directions */
 void   loom_eager_activate(struct loom_peer *peer);

@@ -37,17 +37,24 @@ void loom_engine_wake_init(loom_engine_t *engine)
 
     engine->wake_fd = epoll_create1(EPOLL_CLOEXEC);
     for (i = 0; i < engine->rail_count && engine->wake_fd >= 0; ++i) {
-        const loom_rail_t *rail = &engine->rails[i];
+        loom_rail_t *rail = &engine->rails[i];
 
         if (0 == strcmp(rail->info.tl_name, "tcp")) {
             continue; /* its sockets are added as they are found (tcp_liveness.c) */
         }
-        if (!loom_wake_add(engine, rail->iface) ||
-            (NULL != rail->wireup_iface && !loom_wake_add(engine, rail->wireup_iface))) {
+        if (!loom_wake_add(engine, rail->iface)) {
             loom_log(engine, LOOM_LOG_INFO, "rail %s:%s cannot wake a sleeping thread: "
                      "it is polled", rail->info.tl_name, rail->info.dev_name);
             close(engine->wake_fd);
             engine->wake_fd = -1;
+        } else if (NULL != rail->wireup_iface && !loom_wake_add(engine, rail->wireup_iface)) {
+            /* ud_verbs wakes only by a callback from UCX's async thread; it
+             * carries CONNECT messages alone, which can wait for a sleep's
+             * end (at most its timeout) */
+            rail->wireup_polled = true;
+            loom_log(engine, LOOM_LOG_DEBUG, "rail %s:%s: its wireup interface %s has no "
+                     "event descriptor: a sleeper looks at it when it wakes",
+                     rail->info.tl_name, rail->info.dev_name, rail->wireup_tl);
         }
     }
 }
@@ -78,7 +85,8 @@ int loom_engine_arm(loom_engine_t *engine)
     engine->sleepers = true; /* new tcp sockets are looked for more often */
     for (i = 0; i < engine->rail_count && LOOM_OK == rc; ++i) {
         rc = loom_wake_arm(engine->rails[i].iface);
-        if (LOOM_OK == rc && NULL != engine->rails[i].wireup_iface) {
+        if (LOOM_OK == rc && NULL != engine->rails[i].wireup_iface &&
+            !engine->rails[i].wireup_polled) {
             rc = loom_wake_arm(engine->rails[i].wireup_iface);
         }
     }
@@ -92,6 +100,12 @@ int loom_engine_arm(loom_engine_t *engine)
     }
     if (LOOM_OK == rc && !ucs_list_is_empty(&engine->busy_peers)) {
         return LOOM_INPROGRESS; /* ops wait for a busy rail: sleep only briefly */
+    }
+    if (LOOM_OK == rc && loom_eager_writes_unannounced(engine)) {
+        /* a message written into a ring wakes nobody: rings are polled,
+         * until they shrink when idle (btl_loom_eager_idle_shrink) */
+        ++engine->eager.stats.ring_polled;
+        return LOOM_ERR_NOT_FOUND;
     }
     return rc;
 }

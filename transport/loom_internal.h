@@ -53,6 +53,8 @@ typedef struct loom_rail {
     uct_iface_h        boot_iface;    /* carries CONNECT messages: iface or wireup_iface */
     size_t             boot_iface_addr_len;
     uct_iface_h        wireup_iface;  /* companion interface of a connect-to-ep rail */
+    bool               wireup_polled; /* it has no event descriptor: a sleeper looks at it
+                                         when it wakes (event_wait.c) */
     char               wireup_tl[LOOM_NAME_MAX];
     uint8_t           *dev_addr;
     uint8_t           *iface_addr;
@@ -629,6 +631,13 @@ int  loom_rail_open(loom_engine_t *engine, loom_rail_t *rail, uct_component_h co
                     const char *md_name, const char *tl_name, const char *dev_name);
 void loom_rail_close(loom_rail_t *rail);
 void loom_checked_rail_init(loom_rail_t *rail);
+/* Does the rail's NIC place a peer's writes into our memory by itself, with
+ * nothing that wakes a sleeper (RDMA, shared memory)?  tcp carries each
+ * write as a message on a socket. */
+static inline bool loom_rail_places_writes(const loom_rail_t *rail)
+{
+    return 0 != strcmp(rail->info.tl_name, "tcp");
+}
 /* iovs a message sent by zero-copy AM may have (loom_am_issue_zcopy) */
 #define LOOM_AM_ZCOPY_IOV 4
 

@@ -104,6 +104,8 @@ typedef struct loom_eager_stats {
     unsigned long ack_timeouts;     /* ring requests a peer did not answer in time */
     unsigned long ring_sent;        /* messages written into a peer's ring */
     unsigned long ring_received;    /* messages taken from our rings */
+    unsigned long ring_polled;      /* sleeps not taken: a peer may write into a ring
+                                       here by RDMA, which wakes no sleeper */
 } loom_eager_stats_t;
 
 typedef struct loom_rail_info {
@@ -290,7 +292,8 @@ int  loom_engine_progress_quiet(loom_engine_t *engine);
 /* Arms the rails' event descriptors for loom_engine_sleep: LOOM_OK;
  * LOOM_INPROGRESS when armed but operations wait for a busy rail (sleep
  * briefly); LOOM_ERR_AGAIN when work is there already (progress first);
- * LOOM_ERR_NOT_FOUND when a rail cannot wake a sleeper. */
+ * LOOM_ERR_NOT_FOUND when a rail cannot wake a sleeper, or when a peer
+ * may write into an eager ring here by RDMA, which no event announces. */
 int  loom_engine_arm(loom_engine_t *engine);
 /* Sleeps until an armed rail has work or timeout_ms passed; outside the
  * lock: true when a rail woke it.  Without descriptors it only sleeps. */

@@ -11,7 +11,12 @@
  *  2. The same with 2 us of work between two tests, as HPCC's
  *     MPIRandomAccess does: its calls come as close as a wait's, and only
  *     their being MPI_Tests tells loom that the rank works.  No sleep.
- *  3. Rank 1 waits in MPI_Recv while rank 0 computes 300 ms: it must sleep.
+ *  3. Rank 1 waits in MPI_Recv while rank 0 computes 300 ms: it must sleep,
+ *     unless rank 0 may write into an eager ring of rank 1 by RDMA, which
+ *     wakes no sleeper: then it must poll, counted by the pvar
+ *     btl_loom_eager_ring_polled.  LOOM_EXPECT_RING_POLLED=1 says that such
+ *     a ring is there (rc_verbs rails with btl_loom_eager_cycle, which makes
+ *     rings at once).
  *
  * Each message is verified byte for byte.  Ranks beyond 2 only take part in
  * the barriers.
@@ -31,6 +36,7 @@
 #define WAIT_MS    300   /* and this long while rank 1 waits */
 #define BLOCKS     "btl_loom_idle_blocks"
 #define WAKES      "btl_loom_idle_block_wakes"
+#define POLLED     "btl_loom_eager_ring_polled"
 
 static double clock_us(clockid_t clock)
 {
@@ -99,8 +105,10 @@ static unsigned long long poll_phase(int rank, int seed, double work, int *tests
 
 int main(int argc, char **argv)
 {
-    unsigned long long before, polling, tight, waiting, wakes;
+    unsigned long long before, polling, tight, waiting, wakes, polled;
     const char *mode = getenv("OMPI_MCA_btl_loom_block_when_idle");
+    const char *ring = getenv("LOOM_EXPECT_RING_POLLED");
+    int ring_expected = NULL != ring && 0 == strcmp(ring, "1");
     unsigned char *buf;
     MPI_Status status;
     int rank, nprocs, tests = 0, tight_tests = 0;
@@ -116,6 +124,7 @@ int main(int argc, char **argv)
 
     before = loom_pvar_counter(BLOCKS);
     wakes  = loom_pvar_counter(WAKES);
+    polled = loom_pvar_counter(POLLED);
     if (0 == rank) {
         send_after(2, WAIT_MS, buf);
     } else if (1 == rank) {
@@ -126,12 +135,14 @@ int main(int argc, char **argv)
     }
     waiting = loom_pvar_counter(BLOCKS) - before;
     wakes   = loom_pvar_counter(WAKES) - wakes;
+    polled  = loom_pvar_counter(POLLED) - polled;
 
     if (1 == rank) {
         printf("rank 1: %d tests with %d us of work between them, %llu sleeps; "
                "%d tests with %d us between them, %llu sleeps; "
-               "waiting %d ms, %llu sleeps (%llu ended by a rail)\n", tests, WORK_US,
-               polling, tight_tests, TIGHT_US, tight, WAIT_MS, waiting, wakes);
+               "waiting %d ms, %llu sleeps (%llu ended by a rail), %llu polls for a ring\n",
+               tests, WORK_US, polling, tight_tests, TIGHT_US, tight, WAIT_MS, waiting, wakes,
+               polled);
         if (0 != polling) {
             loom_fail("slept %llu times while it worked between MPI_Tests", polling);
         }
@@ -139,8 +150,13 @@ int main(int argc, char **argv)
             loom_fail("slept %llu times in MPI_Test with %d us of work between tests",
                       tight, TIGHT_US);
         }
-        if (0 == waiting) {
-            loom_fail("never slept in a %d ms wait", WAIT_MS);
+        if (ring_expected) {
+            if (0 == polled || 0 != waiting) {
+                loom_fail("a ring written by RDMA: %llu polls for it and %llu sleeps in a "
+                          "%d ms wait (expected some and none)", polled, waiting, WAIT_MS);
+            }
+        } else if (0 == waiting) {
+            loom_fail("never slept in a %d ms wait (%llu polls for a ring)", WAIT_MS, polled);
         }
     }
     free(buf);
