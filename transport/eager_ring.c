@@ -40,7 +40,9 @@ bool loom_eager_rail_capable(loom_engine_t *engine, const loom_rail_t *r)
     if (r->checked && !loom_eager_checked_fits(engine, r)) {
         return false;
     }
-    return LOOM_EAGER_ON == engine->config.eager_mode || 0 != strcmp(r->info.tl_name, "tcp");
+    /* by default only where the NIC places the write (over tcp it is a
+     * message that lands when the target progresses) */
+    return LOOM_EAGER_ON == engine->config.eager_mode || loom_rail_places_writes(r);
 }
 
 bool loom_eager_rail_ok(const loom_engine_t *engine, int rail)
