@@ -183,6 +183,10 @@ static const mca_btl_loom_stat_desc_t mca_btl_loom_eager_pvars[] = {
      "slept (btl_loom_block_when_idle, the progress thread): a peer may write into one of "
      "its rings by RDMA, which wakes no sleeper", MCA_BTL_LOOM_EAGER_STAT(ring_polled),
      MCA_BASE_PVAR_CLASS_COUNTER},
+    {"eager_wait_shrinks", "Rings a waiting rank asked their writer to drop so that it "
+     "could sleep (btl_loom_block_when_idle): the writer's next messages come by active "
+     "message, which wakes a sleeper", MCA_BTL_LOOM_EAGER_STAT(wait_shrinks),
+     MCA_BASE_PVAR_CLASS_COUNTER},
 };
 
 #define MCA_BTL_LOOM_EAGER_NPVARS \

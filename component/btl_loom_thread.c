@@ -113,7 +113,8 @@ static void *mca_btl_loom_thread_main(void *arg)
             continue;
         }
         count = loom_engine_progress_quiet(engine);
-        rc    = (0 == count) ? loom_engine_arm(engine) : LOOM_ERR_AGAIN;
+        /* a helper's round, no wait: rings written here stay (it sleeps its tick) */
+        rc    = (0 == count) ? loom_engine_arm(engine, 0) : LOOM_ERR_AGAIN;
         opal_mutex_unlock(&mca_btl_loom_component.lock);
         if (LOOM_OK == rc || LOOM_ERR_NOT_FOUND == rc) {
             (void)loom_engine_sleep(engine, MCA_BTL_LOOM_THREAD_TICK_MS);
@@ -193,7 +194,7 @@ bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
         mca_btl_loom_spin_start_ns = now;
         return false;
     }
-    return LOOM_OK == loom_engine_arm(engine);
+    return LOOM_OK == loom_engine_arm(engine, LOOM_ARM_WAIT);
 }
 
 void mca_btl_loom_block(const loom_engine_t *engine)

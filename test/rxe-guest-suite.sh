@@ -48,9 +48,10 @@ surface="test_p2p_modes test_collectives test_bcast test_allreduce test_allgathe
 wide="test_collectives test_bcast"
 # Variants the two-rail pass at 2 ranks runs already, or the host does: the
 # progress thread, the idle blocking, and the broadcast as a chain.
-# test_idle_block runs on one rail with rings made at once, where its
-# waiting rank must poll them (a write into a ring wakes no sleeper), and on
-# two, where no ring is made yet and it must sleep.
+# test_idle_block runs on two rails with the default rings, where its
+# waiting rank must poll a ring (a write into it wakes no sleeper) until the
+# ring's writer drops it, asked by the wait; not where rings change phase
+# after every message, which leaves a ring or none at a wait by chance.
 thread=OMPI_MCA_btl_loom_progress_thread=1
 # where streaming stores take checked writes: tcp only (rc_verbs has none)
 tcp_only="LOOM_EXPECT_STREAMED=1 LOOM_EXPECT_STREAMED=some"
@@ -67,8 +68,8 @@ one=rc_verbs:rxe0:1 two=rc_verbs:rxe0:1,rc_verbs:rxe1:1
 # rails, smallest and largest process count, programs (all: empty), left
 # out, extra mpirun arguments, and what else the pass does
 passes=(
-    "$one|1|2||$surface $thread $tcp_only|--mca btl_loom_eager_cycle 1 -x LOOM_EXPECT_RING_POLLED=1|, eager rings changing phase after every message"
-    "$two|1|2||$two_rails_leave_out||"
+    "$one|1|2||$surface $thread $tcp_only test_idle_block|--mca btl_loom_eager_cycle 1|, eager rings changing phase after every message"
+    "$two|1|2||$two_rails_leave_out|-x LOOM_EXPECT_RING_POLLED=1|"
     "$two|4|4|$wide|$variants|| at 4 ranks, collectives"
 )
 for pass in "${passes[@]}"; do

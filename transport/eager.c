@@ -283,6 +283,25 @@ bool loom_eager_writes_unannounced(const loom_engine_t *engine)
     return false;
 }
 
+/* A rank that waits cannot sleep while peers write into its rings by RDMA:
+ * it asks them to drop those rings (loom_engine_arm with LOOM_ARM_WAIT).
+ * A writer takes a ring again after msgs_before_ring messages by AM. */
+void loom_eager_rx_quiet(loom_engine_t *engine)
+{
+    loom_eager_peer_t *e;
+
+    ucs_list_for_each(e, &engine->eager.active, link) {
+        loom_peer_t *peer = loom_container_of(e, loom_peer_t, eager);
+
+        if (e->rx.phase > 0 && loom_rail_places_writes(&engine->rails[e->rx.rail]) &&
+            loom_eager_rx_quiet_peer(peer)) {
+            ++engine->eager.stats.wait_shrinks;
+            loom_log(engine, LOOM_LOG_DEBUG, "eager ring from peer %#llx: asked to drop it, "
+                     "a wait here would sleep", (unsigned long long)peer->name);
+        }
+    }
+}
+
 int loom_eager_progress(loom_engine_t *engine)
 {
     if (ucs_list_is_empty(&engine->eager.active)) {

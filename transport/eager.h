@@ -78,6 +78,9 @@ typedef struct loom_eager_tx {
     bool              req_lost;   /* the request's rail failed while it was under
                                      way: its ack may never come, and no backoff
                                      follows giving up on it */
+    bool              shrink_asked; /* the receiver asked us to go down to shrink_to
+                                       while a request was under way */
+    unsigned          shrink_to;
     uint32_t          req_seq;
     uint64_t          req_time;
     uint64_t          retry_after; /* no request before (after timeout or refusal) */
@@ -157,6 +160,7 @@ void   loom_eager_rail_failed(struct loom_peer *peer, int rail);
 void   loom_eager_rail_back(struct loom_peer *peer);
 int    loom_eager_progress(struct loom_engine *engine);
 bool   loom_eager_writes_unannounced(const struct loom_engine *engine);
+void   loom_eager_rx_quiet(struct loom_engine *engine);
 
 /* eager_ring.c: ring memory, budget and credits of both directions */
 void   loom_eager_activate(struct loom_peer *peer);
@@ -203,6 +207,7 @@ int    loom_eager_rx_next(struct loom_peer *peer, loom_chan_in_t *in);
 void   loom_eager_rx_done(struct loom_peer *peer, loom_chan_in_t *in);
 void   loom_eager_rx_drop(struct loom_peer *peer);
 void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
+bool   loom_eager_rx_quiet_peer(struct loom_peer *peer);
 void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);
 
 #endif

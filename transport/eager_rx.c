@@ -456,6 +456,18 @@ void loom_eager_rx_hint(loom_peer_t *peer, unsigned phase)
     }
 }
 
+/* A wait here wants to sleep: ask the writer of our ring to drop it (once
+ * per ring), so that its messages come by AM, which wake a sleeper.  True
+ * when asked now. */
+bool loom_eager_rx_quiet_peer(loom_peer_t *peer)
+{
+    if (0 == peer->eager.rx.phase || peer->eager.rx.hinted) {
+        return false;
+    }
+    loom_eager_rx_hint(peer, 0);
+    return peer->eager.rx.hinted;
+}
+
 /* ---- progress --------------------------------------------------------------------- */
 
 /* The ring's own work, its messages delivered (loom_msg_deliver_ready). */

@@ -244,6 +244,9 @@ static int loom_eager_tx_send_req(loom_peer_t *peer, unsigned phase, uint32_t sl
         return rc;
     }
     memset(tx->box->mem, 0, engine->eager.box_size);
+    if (0 == phase) {
+        tx->msgs = 0; /* without a ring, earn the next one as a new connection does */
+    }
     tx->pending  = true;
     tx->req_lost = false;
     tx->want       = phase;
@@ -406,9 +409,10 @@ static void loom_eager_tx_give_up(loom_peer_t *peer, int level, const char *why)
 
     loom_log(peer->engine, level, "eager ring to peer %#llx: %s; its messages go "
              "by active message", (unsigned long long)peer->name, why);
-    tx->pending     = false;
-    tx->retry_after = loom_engine_clock_read(peer->engine) + (tx->req_lost ? 0 : backoff);
-    tx->req_lost    = false;
+    tx->pending      = false;
+    tx->retry_after  = loom_engine_clock_read(peer->engine) + (tx->req_lost ? 0 : backoff);
+    tx->req_lost     = false;
+    tx->shrink_asked = false; /* no ring left to shrink */
     loom_eager_tx_drop(peer);
 }
 
@@ -420,6 +424,26 @@ void loom_eager_tx_forget_lost(loom_peer_t *peer)
     if (peer->eager.tx.pending && peer->eager.tx.req_lost) {
         loom_eager_tx_give_up(peer, LOOM_LOG_INFO,
                               "a rail failed while a ring request was under way");
+    }
+}
+
+/* The receiver asks us to go down to phase (its memory budget, or a wait
+ * there that would sleep): now, or once the request under way is answered;
+ * its ack may be in our box already, behind the note that asks. */
+static void loom_eager_tx_shrink_to(loom_peer_t *peer, unsigned phase)
+{
+    loom_eager_tx_t *tx = &peer->eager.tx;
+
+    if (tx->pending) {
+        if (!tx->shrink_asked || phase < tx->shrink_to) {
+            tx->shrink_to = phase;
+        }
+        tx->shrink_asked = true;
+        return;
+    }
+    tx->shrink_asked = false;
+    if (phase < tx->phase) {
+        (void)loom_eager_tx_request(peer, phase);
     }
 }
 
@@ -520,6 +544,9 @@ void loom_eager_tx_poll(loom_peer_t *peer, uint64_t now)
     }
     loom_eager_box_put(engine, tx->box);
     tx->box = NULL;
+    if (tx->shrink_asked) {
+        loom_eager_tx_shrink_to(peer, tx->shrink_to);
+    }
 }
 
 ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags)
@@ -536,8 +563,8 @@ ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned
         return UCS_OK;
     }
     loom_eager_tx_credits(peer, loom_from_le16(note.credits));
-    if (LOOM_WIRE_NO_SHRINK != note.shrink_to && note.shrink_to < peer->eager.tx.phase) {
-        (void)loom_eager_tx_request(peer, note.shrink_to);
+    if (LOOM_WIRE_NO_SHRINK != note.shrink_to) {
+        loom_eager_tx_shrink_to(peer, note.shrink_to);
     }
     return UCS_OK;
 }

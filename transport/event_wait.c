@@ -75,7 +75,7 @@ static int loom_wake_arm(uct_iface_h iface)
          : (UCS_ERR_BUSY == status) ? LOOM_ERR_AGAIN : LOOM_ERR_IO;
 }
 
-int loom_engine_arm(loom_engine_t *engine)
+int loom_engine_arm(loom_engine_t *engine, unsigned flags)
 {
     int rc = LOOM_OK, i;
 
@@ -102,9 +102,13 @@ int loom_engine_arm(loom_engine_t *engine)
         return LOOM_INPROGRESS; /* ops wait for a busy rail: sleep only briefly */
     }
     if (LOOM_OK == rc && loom_eager_writes_unannounced(engine)) {
-        /* a message written into a ring wakes nobody: rings are polled,
-         * until they shrink when idle (btl_loom_eager_idle_shrink) */
+        /* a message written into a ring wakes nobody: rings are polled
+         * until their writers drop them (asked by a wait here) or they
+         * shrink when idle (btl_loom_eager_idle_shrink) */
         ++engine->eager.stats.ring_polled;
+        if (flags & LOOM_ARM_WAIT) {
+            loom_eager_rx_quiet(engine);
+        }
         return LOOM_ERR_NOT_FOUND;
     }
     return rc;

@@ -106,6 +106,8 @@ typedef struct loom_eager_stats {
     unsigned long ring_received;    /* messages taken from our rings */
     unsigned long ring_polled;      /* sleeps not taken: a peer may write into a ring
                                        here by RDMA, which wakes no sleeper */
+    unsigned long wait_shrinks;     /* rings a waiting rank asked their writer to drop,
+                                       so that it could sleep (LOOM_ARM_WAIT) */
 } loom_eager_stats_t;
 
 typedef struct loom_rail_info {
@@ -293,8 +295,11 @@ int  loom_engine_progress_quiet(loom_engine_t *engine);
  * LOOM_INPROGRESS when armed but operations wait for a busy rail (sleep
  * briefly); LOOM_ERR_AGAIN when work is there already (progress first);
  * LOOM_ERR_NOT_FOUND when a rail cannot wake a sleeper, or when a peer
- * may write into an eager ring here by RDMA, which no event announces. */
-int  loom_engine_arm(loom_engine_t *engine);
+ * may write into an eager ring here by RDMA, which no event announces.
+ * With LOOM_ARM_WAIT (an application's wait, not a helper thread's round)
+ * such peers are asked to drop their rings, so that a later arm can sleep. */
+#define LOOM_ARM_WAIT 0x1u
+int  loom_engine_arm(loom_engine_t *engine, unsigned flags);
 /* Sleeps until an armed rail has work or timeout_ms passed; outside the
  * lock: true when a rail woke it.  Without descriptors it only sleeps. */
 bool loom_engine_sleep(const loom_engine_t *engine, int timeout_ms);

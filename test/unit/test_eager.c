@@ -5,7 +5,8 @@
  * that does not answer in time, malformed and stale requests refused with
  * the connection still working, idle shrink, the memory budget (refusal and
  * least-recently-used shrink), a write into a ring the receiver freed
- * (refused: tcp ring writes are checked writes), slots doubling for a stream that finds
+ * (refused: tcp ring writes are checked writes), a wait about to sleep asking
+ * its writer to drop the ring, slots doubling for a stream that finds
  * the ring full and going back once it stops, and a phase change after every message; two
  * of them again with endpoints connected endpoint to endpoint (rc_verbs's
  * way).
@@ -528,6 +529,61 @@ static void idle_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* ---- a wait that would sleep drops the ring written into it --------------------------- */
+
+/* On RDMA rails a ring write wakes no sleeper, so a rank about to sleep in
+ * a wait asks its writer to drop the ring (loom_engine_arm with
+ * LOOM_ARM_WAIT; the per-peer step is called here, as tcp rails need none).
+ * The writer goes to no ring, its next messages come by AM, and it earns a
+ * ring again as a new connection does, after msgs_before_ring (4) of them. */
+static void wait_shrink_parent(unit_ctx_t *ctx)
+{
+    loom_wire_eager_note_t note;
+    unsigned long ring_sent;
+
+    send_msgs(ctx, 12, 0, 44);
+    wait_tx_phase(ctx, 3);
+    unit_barrier(ctx); /* the child asks meanwhile */
+    wait_tx_phase(ctx, 0);
+    ring_sent = stats(ctx)->ring_sent;
+    send_msgs(ctx, 12, 44, 3);
+    CHECK_MSG(!ctx->peer->eager.tx.pending && 0 == loom_eager_tx_phase(ctx->peer),
+              "a ring asked for after %u messages since the drop (msgs_before_ring 4)", 3);
+    CHECK_UEQ(stats(ctx)->ring_sent, ring_sent);
+    send_msgs(ctx, 12, 47, 19); /* these earn it again */
+    wait_tx_phase(ctx, 3);
+    CHECK(stats(ctx)->ring_sent > ring_sent);
+    /* a note asking for no ring while a request of ours is under way (as
+     * when its ack is in our box already, behind the note): the ask waits
+     * for the answer, then takes us to no ring */
+    CHECK_RC(loom_eager_request(ctx->peer, 2), LOOM_OK);
+    memset(&note, 0, sizeof(note));
+    loom_wire_hdr_fill(&note.hdr, LOOM_WIRE_EAGER_NOTE, 0, sizeof(note));
+    note.sender    = loom_le64(ctx->peer->name);
+    note.shrink_to = 0;
+    CHECK(UCS_OK == loom_eager_note_recv(&ctx->engine->rails[0], &note, sizeof(note), 0));
+    CHECK(ctx->peer->eager.tx.pending && ctx->peer->eager.tx.shrink_asked);
+    wait_tx_phase(ctx, 0);
+    unit_barrier(ctx);
+}
+
+static void wait_shrink_child(unit_ctx_t *ctx)
+{
+    check_msgs(ctx, 12, 0, 44);
+    CHECK_EQ(loom_eager_rx_phase(ctx->peer), 3);
+    CHECK_MSG(loom_eager_rx_quiet_peer(ctx->peer), "no drop asked for a ring of phase %u",
+              loom_eager_rx_phase(ctx->peer));
+    CHECK_MSG(!loom_eager_rx_quiet_peer(ctx->peer), "asked twice for the same ring");
+    unit_barrier(ctx);
+    UNIT_WAIT(ctx, 0 == loom_eager_rx_phase(ctx->peer));
+    CHECK_UEQ(stats(ctx)->rings[0], 1);
+    check_msgs(ctx, 12, 44, 22); /* in order across the drop and the new ring */
+    UNIT_WAIT(ctx, 3 == loom_eager_rx_phase(ctx->peer));
+    CHECK(!ctx->peer->eager.rx.hinted); /* a new ring may be asked to go again */
+    UNIT_WAIT(ctx, 0 == loom_eager_rx_phase(ctx->peer)); /* the note the parent took */
+    unit_barrier(ctx);
+}
+
 /* ---- memory budget ----------------------------------------------------------------------- */
 
 /* The child's budget (9 KiB) takes the parent's phase 2 ring (8 KiB) and its
@@ -655,6 +711,7 @@ int main(int argc, char **argv)
     rc |= RUN("test_eager timeout", &options, timeout_parent, timeout_child);
     rc |= RUN("test_eager halfack", &options, halfack_parent, timeout_child);
     rc |= RUN("test_eager malformed", &options, malformed_parent, malformed_child);
+    rc |= RUN("test_eager wait-shrink", &options, wait_shrink_parent, wait_shrink_child);
     opt_idle_ms = 200;
     rc |= RUN("test_eager idle", &options, idle_parent, idle_child);
     opt_idle_ms = 0;
