@@ -67,6 +67,7 @@ typedef struct mca_btl_loom_component_t {
     int   eager_msgs_before_ring;
     int   eager_start_slots;
     int   eager_idle_shrink;  /* ms */
+    int   eager_wait_shrink;  /* ms */
     size_t eager_budget;
     int   eager_ack_timeout;  /* ms */
     bool  eager_cycle;

@@ -53,6 +53,13 @@ int mca_btl_loom_eager_params_register(void)
         "unused before it goes down to the phase its recent messages needed (none at all: "
         "no ring); 0: never (0-3600000)", MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5,
         &c->eager_idle_shrink);
+    c->eager_wait_shrink = 10;
+    mca_btl_loom_param_register("eager_wait_shrink", "Milliseconds a rank that waits and "
+        "would sleep (btl_loom_block_when_idle) polls instead, because peers may write into "
+        "its rings by RDMA, which wakes no sleeper, before it asks those peers to drop the "
+        "rings and sleeps; their next messages come by active message (0: never ask; rings "
+        "then go after btl_loom_eager_idle_shrink; 0-3600000)", MCA_BASE_VAR_TYPE_INT,
+        OPAL_INFO_LVL_5, &c->eager_wait_shrink);
     c->eager_budget = 0;
     mca_btl_loom_param_register("eager_budget", "Bytes of eager rings and send slots per process; "
         "a ring that would go past it makes the least recently used ring shrink first, and "
@@ -127,6 +134,8 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
                                                  0, 4095) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("eager_idle_shrink", c->eager_idle_shrink,
                                                  0, 3600000) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("eager_wait_shrink", c->eager_wait_shrink,
+                                                 0, 3600000) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("eager_ack_timeout", c->eager_ack_timeout,
                                                  10, 600000)) {
         return OPAL_ERR_BAD_PARAM;
@@ -146,6 +155,7 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
     config->eager_msgs_before_ring = (unsigned)c->eager_msgs_before_ring;
     config->eager_start_slots      = (unsigned)c->eager_start_slots;
     config->eager_idle_ms          = (unsigned)c->eager_idle_shrink;
+    config->eager_wait_shrink_ms   = (unsigned)c->eager_wait_shrink;
     config->eager_budget           = c->eager_budget;
     config->eager_ack_timeout_ms   = (unsigned)c->eager_ack_timeout;
     config->eager_cycle            = c->eager_cycle;

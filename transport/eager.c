@@ -284,12 +284,26 @@ bool loom_eager_writes_unannounced(const loom_engine_t *engine)
 }
 
 /* A rank that waits cannot sleep while peers write into its rings by RDMA:
- * it asks them to drop those rings (loom_engine_arm with LOOM_ARM_WAIT).
- * A writer takes a ring again after msgs_before_ring messages by AM. */
+ * once the wait found nothing for eager_wait_shrink_ms, it asks them to drop
+ * those rings (loom_engine_arm with LOOM_ARM_WAIT).  Not at once: the short
+ * waits of a collective on a busy node would drop rings that its next
+ * messages earn again.  A writer takes a ring again after msgs_before_ring
+ * messages by AM. */
 void loom_eager_rx_quiet(loom_engine_t *engine)
 {
+    uint64_t after = (uint64_t)engine->config.eager_wait_shrink_ms * 1000000ull;
+    uint64_t now = loom_engine_clock(engine);
     loom_eager_peer_t *e;
 
+    if (0 == after) {
+        return;
+    }
+    if (0 == engine->eager.wait_since) {
+        engine->eager.wait_since = now;
+    }
+    if (now - engine->eager.wait_since < after) {
+        return;
+    }
     ucs_list_for_each(e, &engine->eager.active, link) {
         loom_peer_t *peer = loom_container_of(e, loom_peer_t, eager);
 

@@ -146,6 +146,9 @@ typedef struct loom_eager_engine {
     ucs_list_link_t    active;    /* peers with a ring or a request */
     uint64_t           next_check;
     bool               rail_ok[LOOM_MAX_RAILS]; /* the rail can carry rings */
+    uint64_t           wait_since;      /* engine clock when a wait first could not
+                                           sleep for a ring written by RDMA; 0 once
+                                           a pass finds work */
     bool               evict_wanted;    /* the budget refused a ring to grow: */
     uint64_t           evict_except;    /* shrink another than this peer's */
     bool               evict_except_tx; /* ring of this direction */

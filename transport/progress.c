@@ -205,6 +205,9 @@ static int loom_engine_progress_run(loom_engine_t *engine, bool quiet)
     if (!quiet && !ucs_list_is_empty(&engine->done)) {
         count += loom_engine_run_callbacks(engine);
     }
+    if (count > 0) {
+        engine->eager.wait_since = 0; /* whatever waited, it is not idle */
+    }
     if (!quiet) {
         loom_engine_idle(engine, count);
     }

@@ -189,6 +189,9 @@ typedef struct loom_engine_config {
                                         and doubles them while the sender finds it
                                         full; 0 = all of them at once */
     unsigned      eager_idle_ms;    /* shrink a ring unused this long, 0 = never */
+    unsigned      eager_wait_shrink_ms; /* a wait that found nothing this long beside
+                                           rings written by RDMA asks their writers to
+                                           drop them (LOOM_ARM_WAIT), 0 = never */
     size_t        eager_budget;     /* bytes of rings per process, 0 = no limit */
     unsigned      eager_ack_timeout_ms; /* give up on a ring request after this */
     bool          eager_cycle;      /* testing: change phase after every message */
