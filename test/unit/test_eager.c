@@ -553,6 +553,8 @@ static void wait_shrink_parent(unit_ctx_t *ctx)
     send_msgs(ctx, 12, 47, 19); /* these earn it again */
     wait_tx_phase(ctx, 3);
     CHECK(stats(ctx)->ring_sent > ring_sent);
+    unit_barrier(ctx); /* the child looks at its new ring */
+    unit_barrier(ctx);
     /* a note asking for no ring while a request of ours is under way (as
      * when its ack is in our box already, behind the note): the ask waits
      * for the answer, then takes us to no ring */
@@ -570,7 +572,7 @@ static void wait_shrink_parent(unit_ctx_t *ctx)
 static void wait_shrink_child(unit_ctx_t *ctx)
 {
     check_msgs(ctx, 12, 0, 44);
-    CHECK_EQ(loom_eager_rx_phase(ctx->peer), 3);
+    UNIT_WAIT(ctx, 3 == loom_eager_rx_phase(ctx->peer)); /* the last growth served */
     CHECK_MSG(loom_eager_rx_quiet_peer(ctx->peer), "no drop asked for a ring of phase %u",
               loom_eager_rx_phase(ctx->peer));
     CHECK_MSG(!loom_eager_rx_quiet_peer(ctx->peer), "asked twice for the same ring");
@@ -578,8 +580,10 @@ static void wait_shrink_child(unit_ctx_t *ctx)
     UNIT_WAIT(ctx, 0 == loom_eager_rx_phase(ctx->peer));
     CHECK_UEQ(stats(ctx)->rings[0], 1);
     check_msgs(ctx, 12, 44, 22); /* in order across the drop and the new ring */
-    UNIT_WAIT(ctx, 3 == loom_eager_rx_phase(ctx->peer));
+    unit_barrier(ctx); /* the parent has the ring, and asks nothing more until the next */
+    CHECK_EQ(loom_eager_rx_phase(ctx->peer), 3);
     CHECK(!ctx->peer->eager.rx.hinted); /* a new ring may be asked to go again */
+    unit_barrier(ctx);
     UNIT_WAIT(ctx, 0 == loom_eager_rx_phase(ctx->peer)); /* the note the parent took */
     unit_barrier(ctx);
 }
