@@ -266,15 +266,22 @@ static UCS_F_NOINLINE int loom_eager_poll_active(loom_engine_t *engine)
     return count;
 }
 
+/* The peer writes into a ring of ours over a rail whose NIC places the
+ * write, which no event announces (tcp carries it as a message, which
+ * wakes a sleeper). */
+static bool loom_eager_rx_placed(const loom_engine_t *engine, const loom_eager_peer_t *e)
+{
+    return e->rx.phase > 0 && loom_rail_places_writes(&engine->rails[e->rx.rail]);
+}
+
 /* Does a peer write into our memory by RDMA that no event announces: into
- * our ring, or the ack box of a request of ours, over a rail whose NIC
- * places the write (tcp carries it as a message, which wakes a sleeper)? */
+ * our ring, or the ack box of a request of ours? */
 bool loom_eager_writes_unannounced(const loom_engine_t *engine)
 {
     const loom_eager_peer_t *e;
 
     ucs_list_for_each(e, &engine->eager.active, link) {
-        if ((e->rx.phase > 0 && loom_rail_places_writes(&engine->rails[e->rx.rail])) ||
+        if (loom_eager_rx_placed(engine, e) ||
             ((e->tx.pending || NULL != e->tx.box) && e->tx.rail >= 0 &&
              loom_rail_places_writes(&engine->rails[e->tx.rail]))) {
             return true;
@@ -307,8 +314,7 @@ void loom_eager_rx_quiet(loom_engine_t *engine)
     ucs_list_for_each(e, &engine->eager.active, link) {
         loom_peer_t *peer = loom_container_of(e, loom_peer_t, eager);
 
-        if (e->rx.phase > 0 && loom_rail_places_writes(&engine->rails[e->rx.rail]) &&
-            loom_eager_rx_quiet_peer(peer)) {
+        if (loom_eager_rx_placed(engine, e) && loom_eager_rx_quiet_peer(peer)) {
             ++engine->eager.stats.wait_shrinks;
             loom_log(engine, LOOM_LOG_DEBUG, "eager ring from peer %#llx: asked to drop it, "
                      "a wait here would sleep", (unsigned long long)peer->name);
