@@ -112,22 +112,28 @@ static unsigned long long poll_phase(int rank, int seed, double work, int *tests
     return loom_pvar_counter(BLOCKS) - before;
 }
 
+/* Rank 1 waits in MPI_Recv for message seed from rank 0 and verifies it. */
+static void recv_checked(int seed, unsigned char *buf, const char *what)
+{
+    MPI_Status status;
+
+    memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
+    LOOM_CHECK_MPI(MPI_Recv(buf, MSG_SIZE, MPI_BYTE, 0, seed, MPI_COMM_WORLD, &status));
+    loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, what);
+    loom_check_recv(buf, MSG_SIZE, (unsigned)seed, 0, what);
+}
+
 /* Rank 0 sends rank 1 enough messages for a ring where rings are on
  * (btl_loom_eager_msgs_before_ring, 16 by default), each verified. */
 static void grow_ring(int rank, int seed, unsigned char *buf)
 {
-    MPI_Status status;
     int i;
 
     for (i = 0; i < RING_MSGS; ++i) {
         if (0 == rank) {
             send_after(seed + i, 0, buf);
         } else if (1 == rank) {
-            memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
-            LOOM_CHECK_MPI(MPI_Recv(buf, MSG_SIZE, MPI_BYTE, 0, seed + i, MPI_COMM_WORLD,
-                                    &status));
-            loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "a message for the ring");
-            loom_check_recv(buf, MSG_SIZE, (unsigned)(seed + i), 0, "a message for the ring");
+            recv_checked(seed + i, buf, "a message for the ring");
         }
     }
 }
@@ -148,17 +154,18 @@ static unsigned long long rings_in_use(void)
 
 /* Rank 0 keeps progressing, sending nothing, for WAIT_MS while rank 1
  * waits for message seed; rank 1's sleeps meanwhile, its rings in use at
- * the start and the drops it asked for. */
+ * the start, the drops it asked for and its polls for a ring. */
 static unsigned long long progress_phase(int rank, int seed, unsigned char *buf,
-                                         unsigned long long *rings, unsigned long long *shrinks)
+                                         unsigned long long *rings, unsigned long long *shrinks,
+                                         unsigned long long *polled)
 {
     unsigned long long before;
-    MPI_Status status;
     int flag;
 
     LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     before   = loom_pvar_counter(BLOCKS);
     *shrinks = loom_pvar_counter(SHRINKS);
+    *polled  = loom_pvar_counter(POLLED);
     *rings   = rings_in_use();
     if (0 == rank) {
         double end = clock_us(CLOCK_MONOTONIC) + WAIT_MS * 1000.0;
@@ -173,12 +180,10 @@ static unsigned long long progress_phase(int rank, int seed, unsigned char *buf,
         }
         send_after(seed, 0, buf);
     } else if (1 == rank) {
-        memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
-        LOOM_CHECK_MPI(MPI_Recv(buf, MSG_SIZE, MPI_BYTE, 0, seed, MPI_COMM_WORLD, &status));
-        loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "the receive from a progressing peer");
-        loom_check_recv(buf, MSG_SIZE, (unsigned)seed, 0, "the receive from a progressing peer");
+        recv_checked(seed, buf, "the receive from a progressing peer");
     }
     *shrinks = loom_pvar_counter(SHRINKS) - *shrinks;
+    *polled  = loom_pvar_counter(POLLED) - *polled;
     return loom_pvar_counter(BLOCKS) - before;
 }
 
@@ -190,7 +195,6 @@ int main(int argc, char **argv)
     const char *ring = getenv("LOOM_EXPECT_RING_POLLED");
     int ring_expected = NULL != ring && 0 == strcmp(ring, "1");
     unsigned char *buf;
-    MPI_Status status;
     int rank, nprocs, tests = 0, tight_tests = 0;
 
     loom_test_init(&argc, &argv, "test_idle_block", 2, &rank, &nprocs);
@@ -209,18 +213,13 @@ int main(int argc, char **argv)
     if (0 == rank) {
         send_after(2, WAIT_MS, buf);
     } else if (1 == rank) {
-        memset(buf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE);
-        LOOM_CHECK_MPI(MPI_Recv(buf, MSG_SIZE, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &status));
-        loom_check_count(&status, MPI_BYTE, MSG_SIZE, 0, "the waited receive");
-        loom_check_recv(buf, MSG_SIZE, 2, 0, "the waited receive");
+        recv_checked(2, buf, "the waited receive");
     }
     waiting = loom_pvar_counter(BLOCKS) - before;
     wakes   = loom_pvar_counter(WAKES) - wakes;
     polled  = loom_pvar_counter(POLLED) - polled;
     grow_ring(rank, 200, buf); /* the wait above may have dropped it */
-    polled_beside = loom_pvar_counter(POLLED);
-    beside  = progress_phase(rank, 4, buf, &rings, &shrinks);
-    polled_beside = loom_pvar_counter(POLLED) - polled_beside;
+    beside  = progress_phase(rank, 4, buf, &rings, &shrinks, &polled_beside);
 
     if (1 == rank) {
         printf("rank 1: %d tests with %d us of work between them, %llu sleeps; "
