@@ -309,14 +309,19 @@ int  mca_btl_loom_thread_start(loom_engine_t *engine);
 void mca_btl_loom_thread_stop_join(void);
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count);
 void mca_btl_loom_block(const loom_engine_t *engine);
-/* btl_loom_caller.c: whether progress was called by MPI_Test and its kin. */
+/* btl_loom_caller.c: which kind of MPI call progress was called by. */
+typedef enum mca_btl_loom_caller_kind {
+    MCA_BTL_LOOM_CALLER_WAITS = 0, /* may sleep and yield */
+    MCA_BTL_LOOM_CALLER_SYNCS,     /* one-sided synchronization: may yield, not sleep */
+    MCA_BTL_LOOM_CALLER_POLLS,     /* MPI_Test and its kin: neither */
+} mca_btl_loom_caller_kind_t;
 typedef struct mca_btl_loom_caller_cache {
-    uintptr_t sp;    /* the stack at the last look */
-    bool      polls; /* what it said */
-    unsigned  uses;  /* since */
+    uintptr_t                  sp;   /* the stack at the last look */
+    mca_btl_loom_caller_kind_t kind; /* what it said */
+    unsigned                   uses; /* since */
 } mca_btl_loom_caller_cache_t;
 void mca_btl_loom_caller_init(void);
-bool mca_btl_loom_caller_polls(mca_btl_loom_caller_cache_t *cache);
+mca_btl_loom_caller_kind_t mca_btl_loom_caller_kind(mca_btl_loom_caller_cache_t *cache);
 bool mca_btl_loom_caller_may_idle(void *ctx);
 
 int mca_btl_loom_issue(mca_btl_loom_module_t *module, struct mca_btl_base_endpoint_t *endpoint,

@@ -145,7 +145,8 @@ int mca_btl_loom_params_register(void)
     mca_btl_loom_reg_int("block_when_idle", "A waiting rank whose progress found nothing to do "
                          "for btl_loom_block_after us sleeps on the rails' event descriptors "
                          "(up to 1 ms at a time) instead of polling, never inside MPI_Test, "
-                         "MPI_Iprobe and the like (the application works between them): -1 when "
+                         "MPI_Iprobe and the like (the application works between them) nor in "
+                         "one-sided synchronization (osc's own progress moves it): -1 when "
                          "Open MPI runs the node oversubscribed (mpi_yield_when_idle), 0 never, "
                          "1 always",
                          OPAL_INFO_LVL_4, &c->block_when_idle);

@@ -161,11 +161,11 @@ void mca_btl_loom_thread_stop_join(void)
  * the rails armed.  Blocks only when asked or when Open MPI runs the node
  * oversubscribed, and only in a wait: after block_after us of progress
  * calls that came one right after the other and found nothing, and not
- * inside one of MPI's polling calls (btl_loom_caller.c).  Open MPI
- * tells no callback what the others did: a rank busy with work of another
- * component that calls progress once on its way (osc pt2pt's unlock of the
- * rank's own window) looks like a wait here, and block_after is what bounds
- * how often such a rank sleeps. */
+ * inside one of MPI's polling calls or one-sided synchronizations
+ * (btl_loom_caller.c).  Open MPI tells no callback what the others did: a
+ * rank busy with work of another component that calls progress once on its
+ * way looks like a wait here, and block_after is what bounds how often
+ * such a rank sleeps. */
 bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
 {
     int mode = mca_btl_loom_component.block_when_idle;
@@ -188,9 +188,10 @@ bool mca_btl_loom_block_armed(loom_engine_t *engine, int count)
     if (now - mca_btl_loom_spin_start_ns < (uint64_t)mca_btl_loom_component.block_after * 1000) {
         return false;
     }
-    if (mca_btl_loom_caller_polls(&mca_btl_loom_block_caller)) {
-        /* MPI_Test and the like: the application works between them (looked
-         * at again after another block_after) */
+    if (MCA_BTL_LOOM_CALLER_WAITS != mca_btl_loom_caller_kind(&mca_btl_loom_block_caller)) {
+        /* MPI_Test and the like: the application works between them; a
+         * one-sided synchronization: osc's own progress moves it (looked at
+         * again after another block_after) */
         mca_btl_loom_spin_start_ns = now;
         return false;
     }

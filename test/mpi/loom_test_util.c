@@ -48,6 +48,15 @@ void loom_test_init(int *argc, char ***argv, const char *name,
     loom_test_init_thread(argc, argv, name, min_ranks, MPI_THREAD_SINGLE, rank, size);
 }
 
+void loom_test_osc_default(void)
+{
+    /* Open MPI 4.1 picks osc rdma, which fails window creation on BTLs
+     * without atomics (loom offers them only with btl_loom_atomics), and
+     * Debian's openmpi-mca-params.conf leaves osc pt2pt out; pt2pt runs over
+     * ob1 and so over loom.  A value given by the user wins. */
+    setenv("OMPI_MCA_osc", "pt2pt", 0);
+}
+
 void loom_test_init_thread_level(int *argc, char ***argv, const char *name, int min_ranks,
                                  int wanted, int *provided, int *rank, int *size)
 {

@@ -55,6 +55,10 @@ void loom_fail(const char *fmt, ...) LOOM_PRINTF(1, 2) LOOM_NORETURN;
 void loom_test_init(int *argc, char ***argv, const char *name,
                     int min_ranks, int *rank, int *size);
 
+/* Before MPI_Init, in a program that makes windows: osc pt2pt unless the
+ * user named an osc component (see loom_test_util.c for why). */
+void loom_test_osc_default(void);
+
 /* the same with MPI_Init_thread at the wanted level, whatever the library
  * provides (*provided) */
 void loom_test_init_thread_level(int *argc, char ***argv, const char *name, int min_ranks,

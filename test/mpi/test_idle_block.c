@@ -24,6 +24,11 @@
  *     a ring of rank 1's was written by RDMA, rank 1 sleeps only once rank 0
  *     dropped it, asked by this wait (btl_loom_eager_wait_shrinks) or by the
  *     one before.
+ *  5. Rank 1 waits in MPI_Win_fence while rank 0 computes 300 ms, then
+ *     puts into rank 1's window and fences: no sleep.  What ends a
+ *     one-sided synchronization is often osc pt2pt's own progress
+ *     callback, which a sleep of loom's would hold up, so loom only yields
+ *     there.
  *
  * Each message is verified byte for byte.  Ranks beyond 2 only take part in
  * the barriers.
@@ -187,16 +192,46 @@ static unsigned long long progress_phase(int rank, int seed, unsigned char *buf,
     return loom_pvar_counter(BLOCKS) - before;
 }
 
+/* Rank 1 waits in MPI_Win_fence for rank 0, which computes WAIT_MS, then
+ * puts message seed into rank 1's window; rank 1 verifies what came and
+ * returns its sleeps in the fence. */
+static unsigned long long fence_phase(int rank, int seed, unsigned char *buf)
+{
+    unsigned long long before;
+    unsigned char *winbuf;
+    MPI_Win win;
+
+    LOOM_CHECK_MPI(MPI_Alloc_mem(MSG_SIZE + LOOM_GUARD_SIZE, MPI_INFO_NULL, &winbuf));
+    memset(winbuf, LOOM_POISON, MSG_SIZE + LOOM_GUARD_SIZE); /* the guard is past the window */
+    LOOM_CHECK_MPI(MPI_Win_create(winbuf, MSG_SIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    LOOM_CHECK_MPI(MPI_Win_fence(0, win));
+    if (0 == rank) {
+        compute_ms(WAIT_MS);
+        loom_fill_pattern(buf, MSG_SIZE, (unsigned)seed, 0);
+        LOOM_CHECK_MPI(MPI_Put(buf, MSG_SIZE, MPI_BYTE, 1, 0, MSG_SIZE, MPI_BYTE, win));
+    }
+    before = loom_pvar_counter(BLOCKS);
+    LOOM_CHECK_MPI(MPI_Win_fence(0, win));
+    before = loom_pvar_counter(BLOCKS) - before;
+    if (1 == rank) {
+        loom_check_recv(winbuf, MSG_SIZE, (unsigned)seed, 0, "the put into the window");
+    }
+    LOOM_CHECK_MPI(MPI_Win_free(&win));
+    LOOM_CHECK_MPI(MPI_Free_mem(winbuf));
+    return before;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long before, polling, tight, waiting, wakes, polled, beside, rings, shrinks;
-    unsigned long long polled_beside;
+    unsigned long long polled_beside, fenced;
     const char *mode = getenv("OMPI_MCA_btl_loom_block_when_idle");
     const char *ring = getenv("LOOM_EXPECT_RING_POLLED");
     int ring_expected = NULL != ring && 0 == strcmp(ring, "1");
     unsigned char *buf;
     int rank, nprocs, tests = 0, tight_tests = 0;
 
+    loom_test_osc_default();
     loom_test_init(&argc, &argv, "test_idle_block", 2, &rank, &nprocs);
     if (NULL == mode || 0 != strcmp(mode, "1")) {
         loom_test_skip("needs OMPI_MCA_btl_loom_block_when_idle=1");
@@ -220,6 +255,7 @@ int main(int argc, char **argv)
     polled  = loom_pvar_counter(POLLED) - polled;
     grow_ring(rank, 200, buf); /* the wait above may have dropped it */
     beside  = progress_phase(rank, 4, buf, &rings, &shrinks, &polled_beside);
+    fenced  = fence_phase(rank, 5, buf);
 
     if (1 == rank) {
         printf("rank 1: %d tests with %d us of work between them, %llu sleeps; "
@@ -230,6 +266,7 @@ int main(int argc, char **argv)
         printf("rank 1: waiting %d ms for a peer that progresses, %llu sleeps; %llu rings in "
                "use at the start, %llu asked to go, %llu polls for a ring\n", WAIT_MS, beside,
                rings, shrinks, polled_beside);
+        printf("rank 1: waiting %d ms in MPI_Win_fence, %llu sleeps\n", WAIT_MS, fenced);
         if (0 != polling) {
             loom_fail("slept %llu times while it worked between MPI_Tests", polling);
         }
@@ -252,6 +289,10 @@ int main(int argc, char **argv)
         if (0 == beside) {
             loom_fail("never slept in a %d ms wait for a peer that progresses (%llu rings in "
                       "use at the start, %llu asked to go)", WAIT_MS, rings, shrinks);
+        }
+        if (0 != fenced) {
+            loom_fail("slept %llu times in MPI_Win_fence, where osc's own progress moves "
+                      "the wait", fenced);
         }
     }
     free(buf);

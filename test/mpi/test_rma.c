@@ -85,11 +85,7 @@ int main(int argc, char **argv)
     size_t i;
     MPI_Win win;
 
-    /* Open MPI 4.1 picks osc rdma, which fails window creation on BTLs
-     * without atomics (loom offers them only with btl_loom_atomics), and
-     * Debian's openmpi-mca-params.conf leaves osc pt2pt out; pt2pt runs over
-     * ob1 and so over loom.  A value given by the user wins. */
-    setenv("OMPI_MCA_osc", "pt2pt", 0);
+    loom_test_osc_default();
     loom_test_init(&argc, &argv, "test_rma", 2, &rank, &size);
     local = loom_malloc(WIN_SIZE);
     LOOM_CHECK_MPI(MPI_Alloc_mem(WIN_SIZE, MPI_INFO_NULL, &base));
