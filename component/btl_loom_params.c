@@ -74,12 +74,12 @@ int mca_btl_loom_params_register(void)
         "several rails on one host without a second network device)",
         MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_9, &c->rails_repeat);
 
-    c->tcp_seg_size = 524288;
+    c->tcp_seg_size = 1048576;
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment: bounds each checked write of a put or a served get (larger "
-                         "segments mean fewer, cheaper writes) and loom's eager limit and send "
-                         "size, which default to 128 KiB (0: UCX's default of 8 KiB; "
-                         "1024-1048576)", OPAL_INFO_LVL_5, &c->tcp_seg_size);
+                         "segments mean fewer, cheaper writes) and, below 512 KiB, loom's eager "
+                         "limit and send size (0: UCX's default of 8 KiB; 1024-4194304)",
+                         OPAL_INFO_LVL_5, &c->tcp_seg_size);
     c->atomics = false;
     mca_btl_loom_param_register("atomics",
         "Offer the BTL's atomics (run by the target's CPU), so that Open MPI's osc rdma runs "
@@ -258,7 +258,7 @@ int mca_btl_loom_params_register(void)
         OPAL_SUCCESS != mca_btl_loom_check_range("verbose", c->verbose, 0, 100) ||
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
-                                                  1 << 20)) ||
+                                                  1 << 22)) ||
         (0 != c->zcopy_threshold &&
          OPAL_SUCCESS != mca_btl_loom_check_range("zcopy_threshold", c->zcopy_threshold, 512,
                                                   1 << 30)) ||
