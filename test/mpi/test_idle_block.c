@@ -197,7 +197,7 @@ static unsigned long long progress_phase(int rank, int seed, unsigned char *buf,
  * returns its sleeps in the fence. */
 static unsigned long long fence_phase(int rank, int seed, unsigned char *buf)
 {
-    unsigned long long before;
+    unsigned long long before, slept;
     unsigned char *winbuf;
     MPI_Win win;
 
@@ -212,13 +212,13 @@ static unsigned long long fence_phase(int rank, int seed, unsigned char *buf)
     }
     before = loom_pvar_counter(BLOCKS);
     LOOM_CHECK_MPI(MPI_Win_fence(0, win));
-    before = loom_pvar_counter(BLOCKS) - before;
+    slept = loom_pvar_counter(BLOCKS) - before;
     if (1 == rank) {
         loom_check_recv(winbuf, MSG_SIZE, (unsigned)seed, 0, "the put into the window");
     }
     LOOM_CHECK_MPI(MPI_Win_free(&win));
     LOOM_CHECK_MPI(MPI_Free_mem(winbuf));
-    return before;
+    return slept;
 }
 
 int main(int argc, char **argv)
