@@ -8,8 +8,9 @@
 # (loom's rails and UCX's transports and devices can be changed, e.g. to
 # rc_verbs on soft-RoCE) and prints latency and bandwidth tables with the ratios loom/tcp and
 # loom/ucx: each value the median of --rounds runs, the configurations
-# taking turns, so that a noisy machine moves all of them alike.  Builds
-# nothing.  A configuration that fails shows as n/a.
+# taking turns, so that a noisy machine moves all of them alike, and the
+# lowest and highest run at a few sizes.  Builds nothing.  A configuration
+# that fails shows as n/a.
 #
 # --layers adds, in the same rounds, the 8 B latency of the layers under
 # the two MPI stacks: UCT's own (ucx_perftest am_lat over loom's rail, and
@@ -219,16 +220,22 @@ medians() {
         }'
 }
 
+# "config size value" lines of every run of benchmark $1 that succeeded
+runs_of() {
+    local cfg
+    for cfg in "${configs[@]}"; do
+        if [ -n "${ok[$1.$cfg]:-}" ]; then
+            cat "$outdir/${1#bench_}-$cfg".r*.txt |
+                awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }'
+        fi
+    done
+}
+
 # table for benchmark $1 with title $2: size, one column per config, and
 # each loom config's ratios against tcp and ucx
 table() {
-    local bench=$1 title=$2 cfg
-    for cfg in "${configs[@]}"; do
-        if [ -n "${ok[$bench.$cfg]:-}" ]; then
-            cat "$outdir/${bench#bench_}-$cfg".r*.txt |
-                awk -v cfg="$cfg" '/^[0-9]/ && NF >= 2 { print cfg, $1, $2 }'
-        fi
-    done | medians | sort -s -k2,2n |
+    local bench=$1 title=$2
+    runs_of "$bench" | medians | sort -s -k2,2n |
         awk -v title="$title" -v rounds="$rounds" -v configs="${configs[*]}" '
         function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
         function ratio(a, b) {
@@ -259,9 +266,41 @@ table() {
         }'
 }
 
+# the lowest and highest run of each config at a few sizes of benchmark $1
+# (title $2): on a machine whose runs fall into a fast and a slow group
+# (README, Measured) it shows where a median sits
+spread() {
+    runs_of "$1" | awk -v title="$2" -v rounds="$rounds" -v configs="${configs[*]}" \
+                       -v sizes="8 65536 524288 4194304" '
+        {
+            k = $1 SUBSEP $2
+            if (!(k in lo) || $3 + 0 < lo[k]) { lo[k] = $3 }
+            if (!(k in hi) || $3 + 0 > hi[k]) { hi[k] = $3 }
+            seen[$2] = 1
+        }
+        END {
+            nc = split(configs, cfgs, " ")
+            ns = split(sizes, sz, " ")
+            printf "\n# %s, lowest-highest of %d runs\n%-10s", title, rounds, "# Size"
+            for (c = 1; c <= nc; c++) { printf " %19s", cfgs[c] }
+            printf "\n"
+            for (i = 1; i <= ns; i++) {
+                if (!(sz[i] in seen)) { continue }
+                printf "%-10s", sz[i]
+                for (c = 1; c <= nc; c++) {
+                    k = cfgs[c] SUBSEP sz[i]
+                    printf " %19s", (k in lo) ? lo[k] "-" hi[k] : "n/a"
+                }
+                printf "\n"
+            }
+        }'
+}
+
 {
     table bench_latency "Latency (us), lower is better"
     table bench_bw "Bandwidth (MB/s), higher is better"
+    spread bench_latency "Latency (us)"
+    spread bench_bw "Bandwidth (MB/s)"
     if [ "$layers" = 1 ]; then
         layers_table
     fi
