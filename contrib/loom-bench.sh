@@ -273,15 +273,16 @@ spread() {
     runs_of "$1" | awk -v title="$2" -v rounds="$rounds" -v configs="${configs[*]}" \
                        -v sizes="8 65536 524288 4194304" '
         {
+            # compared as numbers, printed as the benchmark wrote them
             k = $1 SUBSEP $2
-            if (!(k in lo) || $3 + 0 < lo[k]) { lo[k] = $3 }
-            if (!(k in hi) || $3 + 0 > hi[k]) { hi[k] = $3 }
+            if (!(k in lo) || $3 + 0 < lo_val[k]) { lo[k] = $3; lo_val[k] = $3 + 0 }
+            if (!(k in hi) || $3 + 0 > hi_val[k]) { hi[k] = $3; hi_val[k] = $3 + 0 }
             seen[$2] = 1
         }
         END {
             nc = split(configs, cfgs, " ")
             ns = split(sizes, sz, " ")
-            printf "\n# %s, lowest-highest of %d runs\n%-10s", title, rounds, "# Size"
+            printf "\n# %s, lowest-highest run of %d rounds\n%-10s", title, rounds, "# Size"
             for (c = 1; c <= nc; c++) { printf " %19s", cfgs[c] }
             printf "\n"
             for (i = 1; i <= ns; i++) {
