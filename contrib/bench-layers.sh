@@ -1,19 +1,26 @@
-# The 8 B latency of the layers under loom and pml ucx, for loom-bench.sh
+# The latency of the layers under loom and pml ucx, for loom-bench.sh
 # --layers (sourced; uses its rails, ucx_tls, ucx_devices, bindir, outdir,
-# rounds and say).  Three more configurations, run once per round beside
-# the MPI ones:
+# rounds, bench_args, loom_extra and say).  More configurations, run once
+# per round beside the MPI ones:
 #   uct     ucx_perftest -t am_lat over loom's rail (UCT's own floor)
 #   engine  bench_am_lat: loom's engine alone, the same ping-pong with no MPI;
 #           its rounds alternate with raw UCT messages over the same
 #           connection, inline (raw) and by copy as loom sends (rawcopy):
 #           UCT's floor without ucx_perftest's clock reads
 #   ucp     ucx_perftest -t tag_lat with pml ucx's UCX_TLS and devices
-# The table then splits each MPI figure into its transport and what the
+#   put     ucx_perftest -t put_lat -D zcopy over loom's rail, with loom's
+#           tcp segment, at 512 KiB and 1 MiB (those up to --max): how long
+#           UCT itself takes to move the bytes one way, with no protocol
+#           around them, the floor of every stack on UCT at the sizes where
+#           a rendezvous's handshake no longer dominates
+# The 8 B table then splits each MPI figure into its transport and what the
 # MPI layers on top add: loom - engine (ob1 and the BTL glue) against
-# ucx - ucp (pml ucx), and engine - uct against ucp - uct.
+# ucx - ucp (pml ucx), and engine - uct against ucp - uct; the put table
+# sets every stack's whole message beside UCT's put of the same size.
 
 layers_size=8
 layers_iters=${LOOM_BENCH_LAYER_ITERS:-20000}
+layers_put_iters=${LOOM_BENCH_PUT_ITERS:-1000}
 layers_engine="$bindir/../unit/bench_am_lat"
 
 layers_check() {
@@ -31,6 +38,7 @@ layers_check() {
     fi
     layers_tl=${rails%%:*}
     layers_dev=${rails#*:}
+    layers_put_setup
     # the server on the second core, the client on the first, as mpirun
     # --bind-to core places ranks 1 and 0
     if [ "${LOOM_BENCH_BIND:-core}" = none ]; then
@@ -53,22 +61,54 @@ layers_say_commands() {
         "(raw, rawcopy: its rounds of UCT am_short, am_bcopy)"
     say "#   ucp: UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices ucx_perftest [127.0.0.1]" \
         "-t tag_lat $common"
+    if [ "${#layers_put_sizes[@]}" -gt 0 ]; then
+        say "#   put: ${layers_put_env[*]:+${layers_put_env[*]} }ucx_perftest [127.0.0.1]" \
+            "-t put_lat -D zcopy -x $layers_tl -d $layers_dev -s SIZE -n $layers_put_iters" \
+            "(SIZE ${layers_put_sizes[*]})"
+    fi
 }
 
-# One ucx_perftest ping-pong between a server and a client process on
-# loopback; its one-way latency (us) goes to $1.  The client tries again
-# while the server is not listening yet.
+# The sizes of the put layer (those the MPI runs reach) and, on tcp, the
+# segment loom's rail has (btl_loom_tcp_seg_size, default 1 MiB), so that
+# UCT's put moves the bytes as it does under loom.
+layers_put_setup() {
+    local max=4194304 seg=1048576 i size
+    if [ "${#bench_args[@]}" -ge 2 ]; then
+        max=${bench_args[1]}
+    fi
+    for ((i = 0; i + 1 < ${#loom_extra[@]}; i++)); do
+        if [ "${loom_extra[i]}" = btl_loom_tcp_seg_size ]; then
+            seg=${loom_extra[i + 1]}
+        fi
+    done
+    layers_put_sizes=()
+    for size in 524288 1048576; do
+        if [ "$size" -le "$max" ]; then
+            layers_put_sizes+=("$size")
+        fi
+    done
+    layers_put_env=()
+    if [ "$layers_tl" = tcp ] && [ "$seg" != 0 ]; then
+        # loom's receive segment holds at least 64 KiB (rail_iface.c)
+        layers_put_env=("UCX_TCP_TX_SEG_SIZE=$seg"
+                        "UCX_TCP_RX_SEG_SIZE=$((seg < 65536 ? 65536 : seg))")
+    fi
+}
+
+# One ucx_perftest ping-pong of size $2, $3 iterations, between a server
+# and a client process on loopback; its one-way latency (us) goes to $1.
+# The client tries again while the server is not listening yet.
 layers_perftest() {
-    local out=$1 port=$((20000 + RANDOM % 20000)) try server rc=1
-    shift
+    local out=$1 size=$2 iters=$3 port=$((20000 + RANDOM % 20000)) try server rc=1
+    shift 3
     timeout -k 5 300 ucx_perftest -p "$port" ${layers_server_bind[@]+"${layers_server_bind[@]}"} \
-        -s "$layers_size" -n "$layers_iters" "$@" > "$out.server" 2>&1 &
+        -s "$size" -n "$iters" "$@" > "$out.server" 2>&1 &
     server=$!
     for try in $(seq 1 50); do
         rc=0
         timeout -k 5 300 ucx_perftest 127.0.0.1 -p "$port" \
             ${layers_client_bind[@]+"${layers_client_bind[@]}"} \
-            -s "$layers_size" -n "$layers_iters" "$@" > "$out.client" 2>&1 || rc=$?
+            -s "$size" -n "$iters" "$@" > "$out.client" 2>&1 || rc=$?
         if [ "$rc" -eq 0 ] || ! grep -q "Connection refused" "$out.client"; then
             break
         fi
@@ -83,18 +123,41 @@ layers_perftest() {
     [ -s "$out" ]
 }
 
-# Round $1 of the three layer configurations; a failed one is left out of
-# its median with a warning, as the MPI ones are.
+# UCT's put one way at each size of the put layer, as "size us" lines in $1.
+layers_put() {
+    local out=$1 size rc=0
+    : > "$out.all"
+    for size in "${layers_put_sizes[@]}"; do
+        (
+            for var in ${layers_put_env[@]+"${layers_put_env[@]}"}; do
+                export "${var?}"
+            done
+            layers_perftest "$out.$size" "$size" "$layers_put_iters" \
+                -t put_lat -D zcopy -x "$layers_tl" -d "$layers_dev"
+        ) || rc=1
+        [ -s "$out.$size" ] && echo "$size $(cat "$out.$size")" >> "$out.all"
+    done
+    mv -f "$out.all" "$out"
+    return $rc
+}
+
+# Round $1 of the layer configurations; a failed one is left out of its
+# median with a warning, as the MPI ones are.
 layers_round() {
     local round=$1 cfg file rc
-    for cfg in uct engine ucp; do
+    for cfg in uct engine ucp put; do
+        if [ "$cfg" = put ] && [ "${#layers_put_sizes[@]}" -eq 0 ]; then
+            continue
+        fi
         file="$outdir/layer-$cfg.r$round.txt"
         echo "round $round/$rounds: running the $cfg layer ..." >&2
         rc=0
         case "$cfg" in
-        uct) layers_perftest "$file" -t am_lat -x "$layers_tl" -d "$layers_dev" || rc=$? ;;
+        uct) layers_perftest "$file" "$layers_size" "$layers_iters" \
+                 -t am_lat -x "$layers_tl" -d "$layers_dev" || rc=$? ;;
         ucp) UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_devices \
-                 layers_perftest "$file" -t tag_lat || rc=$? ;;
+                 layers_perftest "$file" "$layers_size" "$layers_iters" -t tag_lat || rc=$? ;;
+        put) layers_put "$file" || rc=$? ;;
         engine)
             LOOM_BENCH_RAILS=$rails LOOM_BENCH_CORES=$layers_cores timeout -k 5 300 \
                 "$layers_engine" "$layers_size" "$layers_iters" 1 > "$file.out" 2>&1 || rc=$?
@@ -155,5 +218,48 @@ layers_table() {
                    diff(ucp, uct)
             printf "%-44s %10s %10s %10s\n", "ucx: pml ucx on UCP", ucx, ratio(ucx, uct),
                    diff(ucx, ucp)
+        }'
+}
+
+# Every round's one-way latency at the put layer's sizes as "name size us"
+# lines: UCT's put, and each MPI stack's message of that size.
+layers_put_values() {
+    local cfg size
+    cat "$outdir"/layer-put.r*.txt 2>/dev/null | awk 'NF == 2 { print "put", $1, $2 }'
+    for cfg in "${configs[@]}"; do
+        for size in "${layers_put_sizes[@]}"; do
+            cat "$outdir/latency-$cfg".r*.txt 2>/dev/null |
+                awk -v cfg="$cfg" -v size="$size" '$1 == size && NF >= 2 { print cfg, size, $2 }'
+        done
+    done
+}
+
+layers_put_table() {
+    if [ "${#layers_put_sizes[@]}" -eq 0 ]; then
+        return
+    fi
+    layers_put_values | medians |
+        awk -v rounds="$rounds" -v configs="${configs[*]}" -v sizes="${layers_put_sizes[*]}" \
+            -v tl="$layers_tl" '
+        function ok(x) { return x != "n/a" && x != "" }
+        function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
+        function ratio(a, b) { return (ok(a) && ok(b) && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
+        { v[$1, $2] = $3 }
+        END {
+            nc = split(configs, cfgs, " ")
+            ns = split(sizes, sz, " ")
+            printf "\n# one-way latency (us) beside UCT'"'"'s own put over %s of the same size\n", tl
+            printf "# (ucx_perftest put_lat: the bytes alone, no rendezvous), median of %d runs\n",
+                   rounds
+            printf "%-10s %10s", "# Size", "put"
+            for (c = 1; c <= nc; c++) { printf " %10s %8s", cfgs[c], "x put" }
+            printf "\n"
+            for (i = 1; i <= ns; i++) {
+                printf "%-10s %10s", sz[i], val("put", sz[i])
+                for (c = 1; c <= nc; c++) {
+                    printf " %10s %8s", val(cfgs[c], sz[i]), ratio(val(cfgs[c], sz[i]), val("put", sz[i]))
+                }
+                printf "\n"
+            }
         }'
 }

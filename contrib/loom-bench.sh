@@ -17,7 +17,9 @@
 # raw UCT in bench_am_lat's processes), loom's engine alone (bench_am_lat,
 # no MPI) and UCP's (ucx_perftest
 # tag_lat with pml ucx's UCX_TLS), so that what ob1 with the BTL and what
-# pml ucx add over their transports show apart.
+# pml ucx add over their transports show apart; and UCT's own put at
+# 512 KiB and 1 MiB (ucx_perftest put_lat over loom's rail), the time the
+# bytes alone take one way on UCT, beside each stack's whole message.
 #
 # --unchecked adds a fourth configuration in the same rounds: loom with
 # btl_loom_tcp_trust_network 1, whose tcp rails take raw puts instead of
@@ -36,14 +38,18 @@
 #   --ucx-tls TLS --ucx-devices DEVS
 #                 UCX_TLS and UCX_NET_DEVICES of the pml ucx runs
 #                 (default tcp,self and lo)
-#   --layers      also the 8 B latency by layer (needs ucx_perftest and
-#                 bench_am_lat, built beside the MPI benchmarks in ../unit)
+#   --layers      also the 8 B latency by layer and UCT's put at 512 KiB
+#                 and 1 MiB (needs ucx_perftest and bench_am_lat, built
+#                 beside the MPI benchmarks in ../unit)
 #   --unchecked   also loom with unchecked tcp writes (above; the same as
 #                 loom on rails whose NIC checks keys)
 # environment:
 #   LOOM_MPIRUN           mpirun command (default: mpirun)
 #   LOOM_BENCH_LOOM_ARGS  extra mpirun arguments for the loom runs
 #   LOOM_BENCH_BIND       mpirun --bind-to value (default: core)
+#   LOOM_BENCH_LAYER_ITERS, LOOM_BENCH_PUT_ITERS
+#                         iterations of the 8 B layers and of the put layer
+#                         (default 20000 and 1000)
 
 set -u
 
@@ -70,7 +76,8 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
   --rounds N    runs of each configuration; the tables show medians (default 3)
   --ucx-tls TLS, --ucx-devices DEVS
                 UCX_TLS and UCX_NET_DEVICES for pml ucx (default tcp,self, lo)
-  --layers      also the 8 B latency of UCT, loom's engine and UCP
+  --layers      also the 8 B latency of UCT, loom's engine and UCP, and
+                UCT's own put at 512 KiB and 1 MiB
   --unchecked   also loom with btl_loom_tcp_trust_network 1 (raw tcp puts; on
                 rails that check keys themselves, rc_verbs, the same as loom)
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
@@ -106,14 +113,14 @@ done
 mkdir -p "$outdir" || exit 1
 # the medians are of this run's rounds only, not of an earlier run's
 rm -f "$outdir"/latency-*.r*.txt* "$outdir"/bw-*.r*.txt* "$outdir"/layer-*.r*.txt*
+read -r -a mpirun <<< "${LOOM_MPIRUN:-mpirun}"
+read -r -a loom_extra <<< "${LOOM_BENCH_LOOM_ARGS:-}"
+
 if [ "$layers" = 1 ]; then
     # shellcheck source=contrib/bench-layers.sh
     . "$script_dir/bench-layers.sh"
     layers_check
 fi
-
-read -r -a mpirun <<< "${LOOM_MPIRUN:-mpirun}"
-read -r -a loom_extra <<< "${LOOM_BENCH_LOOM_ARGS:-}"
 
 # everything stays on loopback
 common=(-np 2 --bind-to "${LOOM_BENCH_BIND:-core}" --mca oob_tcp_if_include lo
@@ -304,6 +311,7 @@ spread() {
     spread bench_bw "Bandwidth (MB/s)"
     if [ "$layers" = 1 ]; then
         layers_table
+        layers_put_table
     fi
 } | tee -a "$summary"
 
