@@ -274,30 +274,45 @@ table() {
 }
 
 # the lowest and highest run of each config at a few sizes of benchmark $1
-# (title $2): on a machine whose runs fall into a fast and a slow group
-# (README, Measured) it shows where a median sits
+# (title $2; $3 "lower" or "higher" is better), and how many runs came
+# within 1.5x of the best one: on a machine whose runs fall into a fast
+# and a slow group (README, Measured) fewer than half of them means that
+# the median is one of the slow group
 spread() {
-    runs_of "$1" | awk -v title="$2" -v rounds="$rounds" -v configs="${configs[*]}" \
-                       -v sizes="8 65536 524288 4194304" '
+    runs_of "$1" | awk -v title="$2" -v better="$3" -v rounds="$rounds" \
+                       -v configs="${configs[*]}" -v sizes="8 65536 524288 4194304" '
         {
             # compared as numbers, printed as the benchmark wrote them
             k = $1 SUBSEP $2
             if (!(k in lo) || $3 + 0 < lo_val[k]) { lo[k] = $3; lo_val[k] = $3 + 0 }
             if (!(k in hi) || $3 + 0 > hi_val[k]) { hi[k] = $3; hi_val[k] = $3 + 0 }
+            runs[k] = runs[k] " " $3
             seen[$2] = 1
+        }
+        # runs of k within 1.5x of its best, of all its runs
+        function near(k,    n, i, v, best, count) {
+            n = split(runs[k], v, " ")
+            best = (better == "lower") ? lo_val[k] : hi_val[k]
+            for (i = 1; i <= n; i++) {
+                if ((better == "lower") ? v[i] + 0 <= 1.5 * best : 1.5 * v[i] >= best) {
+                    count++
+                }
+            }
+            return (count + 0) "/" n
         }
         END {
             nc = split(configs, cfgs, " ")
             ns = split(sizes, sz, " ")
-            printf "\n# %s, lowest-highest run of %d rounds\n%-10s", title, rounds, "# Size"
-            for (c = 1; c <= nc; c++) { printf " %19s", cfgs[c] }
+            printf "\n# %s, lowest-highest run of %d rounds (runs within 1.5x of the best)\n%-10s",
+                   title, rounds, "# Size"
+            for (c = 1; c <= nc; c++) { printf " %25s", cfgs[c] }
             printf "\n"
             for (i = 1; i <= ns; i++) {
                 if (!(sz[i] in seen)) { continue }
                 printf "%-10s", sz[i]
                 for (c = 1; c <= nc; c++) {
                     k = cfgs[c] SUBSEP sz[i]
-                    printf " %19s", (k in lo) ? lo[k] "-" hi[k] : "n/a"
+                    printf " %25s", (k in lo) ? lo[k] "-" hi[k] " (" near(k) ")" : "n/a"
                 }
                 printf "\n"
             }
@@ -307,8 +322,8 @@ spread() {
 {
     table bench_latency "Latency (us), lower is better"
     table bench_bw "Bandwidth (MB/s), higher is better"
-    spread bench_latency "Latency (us)"
-    spread bench_bw "Bandwidth (MB/s)"
+    spread bench_latency "Latency (us)" lower
+    spread bench_bw "Bandwidth (MB/s)" higher
     if [ "$layers" = 1 ]; then
         layers_table
         layers_put_table
