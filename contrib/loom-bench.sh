@@ -238,12 +238,49 @@ runs_of() {
     done
 }
 
+# "config size value" lines in, each with a fourth field: 1 if the run came
+# within 1.5x of its config and size's reference run, else 0 ($1: "lower"
+# or "higher" is better).  The reference is the quarter-best run (the best
+# of up to 4, the 3rd best of 9), so that one run far better than the rest
+# does not leave the others out.  On a machine whose runs fall into a fast
+# and a slow group (README, Measured) the runs marked 1 are the fast group
+# as long as it holds at least a quarter of them.
+near_best() {
+    sort -s -k1,1 -k2,2n -k3,3g | awk -v better="$1" '
+        # the values of each (config, size) arrive in ascending order
+        {
+            k = $1 SUBSEP $2
+            line[++n] = $0; key[n] = k; val[n] = $3 + 0
+            count[k]++; sorted[k, count[k]] = val[n]
+        }
+        END {
+            for (k in count) {
+                q = int((count[k] + 3) / 4)
+                ref[k] = (better == "lower") ? sorted[k, q] : sorted[k, count[k] + 1 - q]
+            }
+            for (i = 1; i <= n; i++) {
+                r = ref[key[i]]
+                near = (better == "lower") ? val[i] <= 1.5 * r : 1.5 * val[i] >= r
+                print line[i], near ? 1 : 0
+            }
+        }'
+}
+
 # table for benchmark $1 with title $2: size, one column per config, and
-# each loom config's ratios against tcp and ucx
+# each loom config's ratios against tcp and ucx; with $3 ("lower" or
+# "higher" is better) of the runs near the best only (near_best)
 table() {
-    local bench=$1 title=$2
-    runs_of "$bench" | medians | sort -s -k2,2n |
-        awk -v title="$title" -v rounds="$rounds" -v configs="${configs[*]}" '
+    local bench=$1 title=$2 better=${3:-} what="median of $rounds runs"
+    if [ -n "$better" ]; then
+        what="median of the runs within 1.5x of the quarter-best, of $rounds"
+    fi
+    runs_of "$bench" |
+        if [ -n "$better" ]; then
+            near_best "$better" | awk '$4 == 1 { print $1, $2, $3 }'
+        else
+            cat
+        fi | medians | sort -s -k2,2n |
+        awk -v title="$title" -v what="$what" -v configs="${configs[*]}" '
         function val(c, s) { return ((c, s) in v) ? v[c, s] : "n/a" }
         function ratio(a, b) {
             return (a == "n/a" || b == "n/a" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b)
@@ -255,7 +292,7 @@ table() {
             for (c = 1; c <= nc; c++) {
                 if (cfgs[c] != "tcp" && cfgs[c] != "ucx") { subj[++nr] = cfgs[c] }
             }
-            printf "\n# %s, median of %d runs\n", title, rounds
+            printf "\n# %s, %s\n", title, what
             printf "%-10s", "# Size"
             for (c = 1; c <= nc; c++) { printf " %12s", cfgs[c] }
             for (r = 1; r <= nr; r++) { printf " %15s %15s", subj[r] "/tcp", subj[r] "/ucx" }
@@ -275,35 +312,25 @@ table() {
 
 # the lowest and highest run of each config at a few sizes of benchmark $1
 # (title $2; $3 "lower" or "higher" is better), and how many runs came
-# within 1.5x of the best one: on a machine whose runs fall into a fast
-# and a slow group (README, Measured) fewer than half of them means that
-# the median is one of the slow group
+# near the quarter-best one (near_best): fewer than half means that the
+# median is one of the slow group
 spread() {
-    runs_of "$1" | awk -v title="$2" -v better="$3" -v rounds="$rounds" \
-                       -v configs="${configs[*]}" -v sizes="8 65536 524288 4194304" '
+    runs_of "$1" | near_best "$3" |
+        awk -v title="$2" -v rounds="$rounds" -v configs="${configs[*]}" \
+            -v sizes="8 65536 524288 4194304" '
         {
             # compared as numbers, printed as the benchmark wrote them
             k = $1 SUBSEP $2
             if (!(k in lo) || $3 + 0 < lo_val[k]) { lo[k] = $3; lo_val[k] = $3 + 0 }
             if (!(k in hi) || $3 + 0 > hi_val[k]) { hi[k] = $3; hi_val[k] = $3 + 0 }
-            runs[k] = runs[k] " " $3
+            runs[k]++
+            near[k] += $4
             seen[$2] = 1
-        }
-        # runs of k within 1.5x of its best, of all its runs
-        function near(k,    n, i, v, best, count) {
-            n = split(runs[k], v, " ")
-            best = (better == "lower") ? lo_val[k] : hi_val[k]
-            for (i = 1; i <= n; i++) {
-                if ((better == "lower") ? v[i] + 0 <= 1.5 * best : 1.5 * v[i] >= best) {
-                    count++
-                }
-            }
-            return (count + 0) "/" n
         }
         END {
             nc = split(configs, cfgs, " ")
             ns = split(sizes, sz, " ")
-            printf "\n# %s, lowest-highest run of %d rounds (runs within 1.5x of the best)\n%-10s",
+            printf "\n# %s, lowest-highest run of %d rounds (runs within 1.5x of the quarter-best)\n%-10s",
                    title, rounds, "# Size"
             for (c = 1; c <= nc; c++) { printf " %25s", cfgs[c] }
             printf "\n"
@@ -312,7 +339,7 @@ spread() {
                 printf "%-10s", sz[i]
                 for (c = 1; c <= nc; c++) {
                     k = cfgs[c] SUBSEP sz[i]
-                    printf " %25s", (k in lo) ? lo[k] "-" hi[k] " (" near(k) ")" : "n/a"
+                    printf " %25s", (k in lo) ? lo[k] "-" hi[k] " (" near[k] "/" runs[k] ")" : "n/a"
                 }
                 printf "\n"
             }
@@ -322,6 +349,8 @@ spread() {
 {
     table bench_latency "Latency (us), lower is better"
     table bench_bw "Bandwidth (MB/s), higher is better"
+    table bench_latency "Latency (us)" lower
+    table bench_bw "Bandwidth (MB/s)" higher
     spread bench_latency "Latency (us)" lower
     spread bench_bw "Bandwidth (MB/s)" higher
     if [ "$layers" = 1 ]; then
