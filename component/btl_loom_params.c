@@ -77,8 +77,8 @@ int mca_btl_loom_params_register(void)
     c->tcp_seg_size = 1048576;
     mca_btl_loom_reg_int("tcp_seg_size", "On tcp rails, the largest message UCT sends in one "
                          "segment: bounds each checked write of a put or a served get (larger "
-                         "segments mean fewer, cheaper writes) and, below 512 KiB, loom's eager "
-                         "limit and send size (0: UCX's default of 8 KiB; 1024-4194304)",
+                         "segments mean fewer, cheaper writes) and, up to 512 KiB of data, loom's "
+                         "eager limit and send size (0: UCX's default of 8 KiB; 1024-4194304)",
                          OPAL_INFO_LVL_5, &c->tcp_seg_size);
     c->atomics = false;
     mca_btl_loom_param_register("atomics",
