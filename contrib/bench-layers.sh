@@ -63,36 +63,63 @@ layers_say_commands() {
         "-t tag_lat $common"
     if [ "${#layers_put_sizes[@]}" -gt 0 ]; then
         say "#   put: ${layers_put_env[*]:+${layers_put_env[*]} }ucx_perftest [127.0.0.1]" \
-            "-t put_lat -D zcopy -x $layers_tl -d $layers_dev -s SIZE -n $layers_put_iters" \
-            "(SIZE ${layers_put_sizes[*]})"
+            "${layers_put_args[*]} -s SIZE -n $layers_put_iters (SIZE ${layers_put_sizes[*]})"
     fi
 }
 
-# The sizes of the put layer (those the MPI runs reach) and, on tcp, the
-# segment loom's rail has (btl_loom_tcp_seg_size, default 1 MiB), so that
-# UCT's put moves the bytes as it does under loom.
-layers_put_setup() {
-    local max=4194304 seg=1048576 i size
-    if [ "${#bench_args[@]}" -ge 2 ]; then
-        max=${bench_args[1]}
+# A size as the benchmarks and MCA parameters take it (a number, or with a
+# K, M or G suffix) in bytes, or nothing if it is neither.
+layers_bytes() {
+    local num=${1%[kKmMgG]} shift_by=0
+    case "$1" in
+    *[kK]) shift_by=10 ;;
+    *[mM]) shift_by=20 ;;
+    *[gG]) shift_by=30 ;;
+    esac
+    if [[ "$num" =~ ^[0-9]+$ ]]; then
+        echo $((10#$num << shift_by))
     fi
-    for ((i = 0; i + 1 < ${#loom_extra[@]}; i++)); do
-        if [ "${loom_extra[i]}" = btl_loom_tcp_seg_size ]; then
+}
+
+# The sizes of the put layer (those the MPI runs reach; none on rails
+# without a put, ud) and, on tcp, the segment loom's rail has
+# (btl_loom_tcp_seg_size, default 1 MiB as in btl_loom_params.c, from
+# LOOM_BENCH_LOOM_ARGS or the environment), so that UCT's put moves the
+# bytes as it does under loom.
+layers_put_setup() {
+    local max=4194304 seg=${OMPI_MCA_btl_loom_tcp_seg_size:-1048576} i size word
+    if [ "${#bench_args[@]}" -ge 2 ]; then
+        max=$(layers_bytes "${bench_args[1]}")
+    fi
+    for ((i = 0; i < ${#loom_extra[@]}; i++)); do
+        word=${loom_extra[i]}
+        if [ "$word" = btl_loom_tcp_seg_size ] && [ $((i + 1)) -lt ${#loom_extra[@]} ]; then
             seg=${loom_extra[i + 1]}
+        elif [[ "$word" == OMPI_MCA_btl_loom_tcp_seg_size=* ]]; then
+            seg=${word#*=}
         fi
     done
+    seg=$(layers_bytes "$seg")
     layers_put_sizes=()
-    for size in 524288 1048576; do
-        if [ "$size" -le "$max" ]; then
-            layers_put_sizes+=("$size")
-        fi
-    done
+    if [ -z "$max" ] || [ -z "$seg" ]; then
+        echo "WARNING: --layers: cannot read --max or btl_loom_tcp_seg_size as a size;" \
+            "the put layer is left out" >&2
+        return
+    fi
+    if [[ "$layers_tl" != ud* ]]; then
+        for size in 524288 1048576; do
+            if [ "$size" -le "$max" ]; then
+                layers_put_sizes+=("$size")
+            fi
+        done
+    fi
     layers_put_env=()
-    if [ "$layers_tl" = tcp ] && [ "$seg" != 0 ]; then
+    if [ "$layers_tl" = tcp ] && [ "$seg" -ne 0 ]; then
         # loom's receive segment holds at least 64 KiB (rail_iface.c)
         layers_put_env=("UCX_TCP_TX_SEG_SIZE=$seg"
                         "UCX_TCP_RX_SEG_SIZE=$((seg < 65536 ? 65536 : seg))")
     fi
+    layers_put_args=(-t put_lat -D zcopy -x "$layers_tl" -d "$layers_dev")
 }
 
 # One ucx_perftest ping-pong of size $2, $3 iterations, between a server
@@ -123,22 +150,26 @@ layers_perftest() {
     [ -s "$out" ]
 }
 
-# UCT's put one way at each size of the put layer, as "size us" lines in $1.
+# UCT's put one way at each size of the put layer, as "size us" lines in
+# $1; a size that fails is left out with a warning, and the layer fails
+# only if every size did.
 layers_put() {
-    local out=$1 size rc=0
+    local out=$1 size
     : > "$out.all"
     for size in "${layers_put_sizes[@]}"; do
-        (
+        if (
             for var in ${layers_put_env[@]+"${layers_put_env[@]}"}; do
                 export "${var?}"
             done
-            layers_perftest "$out.$size" "$size" "$layers_put_iters" \
-                -t put_lat -D zcopy -x "$layers_tl" -d "$layers_dev"
-        ) || rc=1
-        [ -s "$out.$size" ] && echo "$size $(cat "$out.$size")" >> "$out.all"
+            layers_perftest "$out.$size" "$size" "$layers_put_iters" "${layers_put_args[@]}"
+        ); then
+            echo "$size $(cat "$out.$size")" >> "$out.all"
+        else
+            say "WARNING: layer 'put' failed at $size B; output in $out.$size.*"
+        fi
     done
     mv -f "$out.all" "$out"
-    return $rc
+    [ -s "$out" ]
 }
 
 # Round $1 of the layer configurations; a failed one is left out of its
@@ -224,14 +255,10 @@ layers_table() {
 # Every round's one-way latency at the put layer's sizes as "name size us"
 # lines: UCT's put, and each MPI stack's message of that size.
 layers_put_values() {
-    local cfg size
     cat "$outdir"/layer-put.r*.txt 2>/dev/null | awk 'NF == 2 { print "put", $1, $2 }'
-    for cfg in "${configs[@]}"; do
-        for size in "${layers_put_sizes[@]}"; do
-            cat "$outdir/latency-$cfg".r*.txt 2>/dev/null |
-                awk -v cfg="$cfg" -v size="$size" '$1 == size && NF >= 2 { print cfg, size, $2 }'
-        done
-    done
+    runs_of bench_latency | awk -v sizes="${layers_put_sizes[*]}" '
+        BEGIN { n = split(sizes, sz, " "); for (i = 1; i <= n; i++) { want[sz[i]] = 1 } }
+        $2 in want'
 }
 
 layers_put_table() {

@@ -8,9 +8,12 @@
 # (loom's rails and UCX's transports and devices can be changed, e.g. to
 # rc_verbs on soft-RoCE) and prints latency and bandwidth tables with the ratios loom/tcp and
 # loom/ucx: each value the median of --rounds runs, the configurations
-# taking turns, so that a noisy machine moves all of them alike, and the
-# lowest and highest run at a few sizes.  Builds nothing.  A configuration
-# that fails shows as n/a.
+# taking turns, so that a noisy machine moves all of them alike; the same
+# tables of the runs within 1.5x of each configuration's quarter-best run
+# (on a machine whose runs fall into a fast and a slow group, the fast
+# group's); and the lowest and highest run at a few sizes, with how many
+# runs were near the quarter-best.  Builds nothing.  A configuration that
+# fails shows as n/a.
 #
 # --layers adds, in the same rounds, the 8 B latency of the layers under
 # the two MPI stacks: UCT's own (ucx_perftest am_lat over loom's rail, and
@@ -82,7 +85,8 @@ usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
                 rails that check keys themselves, rc_verbs, the same as loom)
 environment: LOOM_MPIRUN (default mpirun), LOOM_BENCH_LOOM_ARGS (extra
 mpirun arguments for the loom runs), LOOM_BENCH_BIND (--bind-to value,
-default core)
+default core), LOOM_BENCH_LAYER_ITERS and LOOM_BENCH_PUT_ITERS (iterations
+of the 8 B layers and of the put layer, default 20000 and 1000)
 EOF
     exit "$1"
 }
@@ -214,7 +218,7 @@ done
 # "name size value" lines in, "name size median" out: one line per (name,
 # size), sorted by name and size (the tables below and layers_table)
 medians() {
-    sort -s -k1,1 -k2,2n -k3,3g | awk '
+    LC_ALL=C sort -s -k1,1 -k2,2n -k3,3g | awk '
         # the values of each (name, size) arrive sorted
         { key = $1 " " $2; n[key]++; val[key, n[key]] = $3; if (n[key] == 1) keys[++k] = key }
         END {
@@ -246,7 +250,7 @@ runs_of() {
 # and a slow group (README, Measured) the runs marked 1 are the fast group
 # as long as it holds at least a quarter of them.
 near_best() {
-    sort -s -k1,1 -k2,2n -k3,3g | awk -v better="$1" '
+    LC_ALL=C sort -s -k1,1 -k2,2n -k3,3g | awk -v better="$1" '
         # the values of each (config, size) arrive in ascending order
         {
             k = $1 SUBSEP $2
