@@ -284,7 +284,8 @@ layers_put_table() {
             for (i = 1; i <= ns; i++) {
                 printf "%-10s %10s", sz[i], val("put", sz[i])
                 for (c = 1; c <= nc; c++) {
-                    printf " %10s %8s", val(cfgs[c], sz[i]), ratio(val(cfgs[c], sz[i]), val("put", sz[i]))
+                    stack = val(cfgs[c], sz[i])
+                    printf " %10s %8s", stack, ratio(stack, val("put", sz[i]))
                 }
                 printf "\n"
             }
