@@ -44,6 +44,36 @@ static uint64_t mca_btl_loom_coll_counter_value(uint64_t counter)
     return value;
 }
 
+static int mca_btl_loom_coll_counter_status(uint64_t counter)
+{
+    int rc;
+
+    MCA_BTL_LOOM_LOCK();
+    rc = loom_counter_status(mca_btl_loom_coll_engine(), counter);
+    MCA_BTL_LOOM_UNLOCK();
+    return rc;
+}
+
+static int mca_btl_loom_coll_counter_add(uint64_t proc, uint64_t counter, uint64_t amount)
+{
+    int rc;
+
+    MCA_BTL_LOOM_LOCK();
+    rc = loom_counter_add_at(mca_btl_loom_coll_engine(), proc, counter, amount);
+    MCA_BTL_LOOM_UNLOCK();
+    return rc;
+}
+
+static int mca_btl_loom_coll_counters_open(unsigned count, uint64_t *first)
+{
+    int rc;
+
+    MCA_BTL_LOOM_LOCK();
+    rc = loom_counters_open(mca_btl_loom_coll_engine(), count, first);
+    MCA_BTL_LOOM_UNLOCK();
+    return rc;
+}
+
 static unsigned mca_btl_loom_coll_counters_release(uint64_t first, unsigned count)
 {
     unsigned cancelled = 0, i;
@@ -88,7 +118,11 @@ const mca_btl_loom_coll_api_t mca_btl_loom_coll_api = {
     .name             = mca_btl_loom_coll_name,
     .push             = mca_btl_loom_coll_push,
     .counter_value    = mca_btl_loom_coll_counter_value,
+    .counter_status   = mca_btl_loom_coll_counter_status,
+    .counter_add      = mca_btl_loom_coll_counter_add,
+    .counters_open    = mca_btl_loom_coll_counters_open,
     .counters_release = mca_btl_loom_coll_counters_release,
+
     .mem_register     = mca_btl_loom_coll_mem_register,
     .mem_deregister   = mca_btl_loom_coll_mem_deregister,
     .strerror         = loom_strerror,

@@ -12,7 +12,7 @@
 
 struct mca_btl_base_endpoint_t;
 
-#define MCA_BTL_LOOM_COLL_API_VERSION 1
+#define MCA_BTL_LOOM_COLL_API_VERSION 2
 
 typedef struct mca_btl_loom_coll_api {
     unsigned version;
@@ -22,9 +22,18 @@ typedef struct mca_btl_loom_coll_api {
     uint64_t (*name)(struct mca_btl_base_endpoint_t *endpoint);
     int      (*push)(loom_op_t *op, const loom_push_args_t *args);
     uint64_t (*counter_value)(uint64_t counter);
+    /* LOOM_ERR_NOT_FOUND, a failure a notice told of, or LOOM_OK. */
+    int      (*counter_status)(uint64_t counter);
+    /* Adds amount to counter at process proc (in order with this process's
+     * messages to it; dropped there if it was released). */
+    int      (*counter_add)(uint64_t proc, uint64_t counter, uint64_t amount);
+    /* count fresh counters (loom_counters_open): never handed out before,
+     * never made again by a late notice once released. */
+    int      (*counters_open)(unsigned count, uint64_t *first);
     /* Releases counters first .. first + count - 1; returns the pushes that
      * waited on them and were cancelled. */
     unsigned (*counters_release)(uint64_t first, unsigned count);
+
     /* Registers [addr, addr + length) with access, and packs its key into
      * key (*key_size bytes, at most LOOM_OP_MSG_MAX). */
     int      (*mem_register)(void *addr, size_t length, unsigned access,

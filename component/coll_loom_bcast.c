@@ -2,28 +2,31 @@
  * MPI_Bcast on loom's pushes, root-orchestrated (seed 002's third-party and
  * conditional RDMA):
  *
- *  1. every other rank registers its buffer and sends its address and key to
- *     the root (one small message; the registration comes from loom's cache);
+ *  1. every other rank registers its buffer, opens counters of its own for
+ *     the call and sends address, key and counters to the root (one small
+ *     message; the registration comes from loom's cache);
  *  2. the root issues the whole schedule of a tree of fanout children per
  *     node, segment by segment: its own pushes to its children, and for
  *     every inner node a push of that node's copy of the segment to each of
- *     its children, waiting at the inner node on the counter of that segment,
- *     which the push bringing the segment adds one to; nobody handshakes per
- *     hop, and a node forwards a segment as soon as it landed;
- *  3. each push tells its destination (the segment's counter and the call's
- *     total); the root's operations complete when their data is visible,
- *     then the root sends every rank the outcome, and a rank returns once it
- *     has both the outcome and all its segments' notices.  When a push
- *     fails, the root says so at once: every rank releases its counters,
- *     which cancels the pushes waiting at it, and waits for the root's last
- *     word, sent once nothing of the call can still move.
+ *     its children, waiting at the inner node on that node's counter of the
+ *     segment, which the push bringing the segment adds one to; nobody
+ *     handshakes per hop, and a node forwards a segment as soon as it landed;
+ *  3. each push tells its destination (the segment's counter and the total)
+ *     and the inner node it read (its forwards); a rank returns once all
+ *     its segments landed and its forwards ended, the root once its
+ *     operations ended.  When a push fails, the notices of it say so and the
+ *     root's OUTCOME counter at every rank too: each releases its counters,
+ *     which cancels the pushes waiting there, and returns an error once the
+ *     root says that nothing of the call can still move
+ *     (coll_loom_bcast.h).
  *
  * What coll loom cannot take (a rank whose buffer is not contiguous or
- * cannot be registered) goes, decided by the root for everyone, to the next
- * component's broadcast; so do broadcasts below coll_loom_bcast_min bytes
- * or on fewer than coll_loom_bcast_min_procs processes.
+ * cannot be registered, or that has no room for its counters) goes,
+ * decided by the root for everyone, to the next component's broadcast; so
+ * do broadcasts below coll_loom_bcast_min bytes or on fewer than
+ * coll_loom_bcast_min_procs processes.
  */
-#include "coll_loom_call.h"
+#include "coll_loom_bcast.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -35,25 +38,52 @@
 static const unsigned mca_coll_loom_buffer_access =
     LOOM_ACCESS_LOCAL_WRITE | LOOM_ACCESS_REMOTE_WRITE | LOOM_ACCESS_REMOTE_READ;
 
-/* The root: every rank's buffer, then the schedule, then the outcome to all. */
-static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
+/* The root's word while its pushes end: a failure at once, so that ranks
+ * release their counters and what waits on them is cancelled. */
+static void mca_coll_loom_bcast_failed(mca_coll_loom_call_t *call)
 {
-    struct ompi_communicator_t *comm = call->comm;
-    int32_t word = MCA_COLL_LOOM_DONE;
-    mca_coll_loom_dest_t *dests;
-    unsigned s;
-    int rank, rc = OMPI_SUCCESS;
+    mca_coll_loom_bcast_outcome(call, call->dests, MCA_COLL_LOOM_OUTCOME_FAILED);
+}
 
-    dests = calloc((size_t)call->size, sizeof(*dests));
-    if (NULL != dests) {
-        dests[call->root] = call->own;
-    }
-    rc = mca_coll_loom_gather(call, dests, sizeof(*dests));
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (NULL == dests || !dests[rank].usable) {
+/* Every rank's buffer and counters, and whether all can take part. */
+static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
+{
+    mca_coll_loom_dest_t *dests = call->dests, scratch;
+    int32_t word = MCA_COLL_LOOM_DONE;
+    int rank;
+
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == *rc; ++rank) {
+        if (rank == call->root) {
+            continue;
+        }
+        *rc = MCA_PML_CALL(recv((NULL == dests) ? &scratch : &dests[rank], sizeof(scratch),
+                                MPI_BYTE, rank, call->tag, call->comm, MPI_STATUS_IGNORE));
+        if (NULL == dests && OMPI_SUCCESS == *rc && scratch.usable) {
+            /* no memory to keep them: each rank is told to fall back at once */
+            (void)call->module->api->counter_add(call->module->names[rank],
+                                                 scratch.counters + MCA_COLL_LOOM_BCAST_OUTCOME,
+                                                 MCA_COLL_LOOM_OUTCOME_FALL_BACK);
+        }
+        if (NULL == dests || !dests[rank].usable || dests[rank].segments != call->segments) {
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }
+    return word;
+}
+
+/* The root: every rank's buffer, then the schedule, then the outcome. */
+static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
+{
+    struct ompi_communicator_t *comm = call->comm;
+    int32_t word;
+    unsigned s;
+    int v, rc = OMPI_SUCCESS;
+
+    call->dests = calloc((size_t)call->size, sizeof(*call->dests));
+    if (NULL != call->dests) {
+        call->dests[call->root] = call->own;
+    }
+    word = mca_coll_loom_bcast_gather(call, &rc);
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
         call->ops = calloc((size_t)call->segments * (size_t)(call->size - 1),
                            sizeof(*call->ops));
@@ -61,25 +91,28 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }
+    if (MCA_COLL_LOOM_FALL_BACK == word && NULL != call->dests) {
+        mca_coll_loom_bcast_outcome(call, call->dests, MCA_COLL_LOOM_OUTCOME_FALL_BACK);
+    }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
         /* segment by segment, parents before their children */
+        call->tell_failed = mca_coll_loom_bcast_failed;
         for (s = 0; s < call->segments; ++s) {
-            for (rank = 1; rank < call->size; ++rank) {
-                mca_coll_loom_push_edge(call, dests, s, rank);
+            for (v = 1; v < call->size; ++v) {
+                mca_coll_loom_bcast_edge(call, call->dests, s, v);
             }
         }
         rc = mca_coll_loom_drain(call);
         if (LOOM_OK != call->failure) {
             opal_output(0, "coll loom: a broadcast of %zu bytes on %s failed: %s",
                         call->bytes, comm->c_name, call->module->api->strerror(call->failure));
-            word = MCA_COLL_LOOM_ENDED; /* after FAILED */
+            /* FAILED, then one more: nothing of the call moves any more */
+            mca_coll_loom_bcast_outcome(call, call->dests, 1);
+            word = MCA_COLL_LOOM_ENDED;
         }
     }
-    if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_loom_tell(call, word);
-    }
     free(call->ops);
-    free(dests);
+    free(call->dests);
     return (OMPI_SUCCESS != rc) ? rc : (MCA_COLL_LOOM_ENDED == word) ? OMPI_ERROR : word;
 }
 
@@ -111,7 +144,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     mca_coll_loom_register(&call, call.base, call.bytes, contiguous,
                            mca_coll_loom_buffer_access, &call.region, &call.own);
     rc = (root == call.rank) ? mca_coll_loom_bcast_root(&call)
-                             : mca_coll_loom_leaf(&call, &call.own, sizeof(call.own), true);
+                             : mca_coll_loom_bcast_leaf(&call);
     rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.bcasts);
     if (NULL != call.region) {
         module->api->mem_deregister(call.region);
@@ -119,7 +152,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a broadcast of "
                             "%zu bytes on %s goes to the next component (a buffer not "
-                            "contiguous or not registered)", call.bytes, comm->c_name);
+                            "contiguous or not registered, or no room for counters)", call.bytes, comm->c_name);
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
     return rc;

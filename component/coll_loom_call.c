@@ -1,8 +1,7 @@
 /*
  * What every coll loom call does the same way (coll_loom_call.h): its
- * segments and counters, registering its buffers, the root's pushes of a
- * broadcast tree and their end, the root's word, and the wait of the other
- * ranks for the word and for their data.
+ * segments, registering its buffers, the root's pushes and their end, the
+ * root's word, and the wait of a contributing rank for it.
  */
 #include "coll_loom_call.h"
 
@@ -37,13 +36,7 @@ void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t 
     segment = (segment + unit - 1) / unit * unit;
     call->segment  = segment;
     call->segments = (unsigned)((bytes + segment - 1) / segment);
-    call->counters = ((uint64_t)(ompi_comm_get_cid(comm) & 0xffff) << 48) |
-                     ((uint64_t)(++module->calls & 0xffffff) << 24);
-}
-
-uint64_t mca_coll_loom_counter(const mca_coll_loom_call_t *call, uint32_t slot)
-{
-    return call->counters | slot;
+    ++module->calls;
 }
 
 size_t mca_coll_loom_segment_length(const mca_coll_loom_call_t *call, unsigned s)
@@ -126,51 +119,6 @@ void mca_coll_loom_push_own(mca_coll_loom_call_t *call, const mca_coll_loom_dest
     mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_op_end, &args);
 }
 
-/* The tree, on ranks relative to the root. */
-static int mca_coll_loom_real(const mca_coll_loom_call_t *call, int v)
-{
-    return (v + call->root) % call->size;
-}
-
-static int mca_coll_loom_parent(int v)
-{
-    return (v - 1) / mca_coll_loom_component.bcast_fanout;
-}
-
-void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
-                             unsigned s, int v)
-{
-    const uint64_t *names = call->module->names;
-    int to = mca_coll_loom_real(call, v), from = mca_coll_loom_real(call, mca_coll_loom_parent(v));
-    size_t offset = (size_t)s * call->segment;
-    loom_push_notice_to_t notices[2];
-    loom_push_args_t args;
-    loom_op_t *op = &call->ops[call->edges++];
-
-    memset(&args, 0, sizeof(args));
-    args.owner        = names[from];
-    args.src_addr     = dests[from].addr + offset;
-    args.src_key      = dests[from].key;
-    args.src_key_size = dests[from].key_size;
-    args.dest         = names[to];
-    args.dst_addr     = dests[to].addr + offset;
-    args.dst_key      = dests[to].key;
-    args.dst_key_size = dests[to].key_size;
-    args.length       = mca_coll_loom_segment_length(call, s);
-    if (from != call->root) {
-        /* waits at the inner node for its copy of the segment */
-        args.cond_counter   = mca_coll_loom_counter(call, s + 1);
-        args.cond_threshold = 1;
-    }
-    notices[0].proc    = names[to];
-    notices[0].counter = mca_coll_loom_counter(call, s + 1);
-    notices[1].proc    = names[to];
-    notices[1].counter = mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL);
-    args.notices       = notices;
-    args.notice_count  = 2;
-    mca_coll_loom_issue(call, op, mca_coll_loom_op_end, &args);
-}
-
 /* The word to every rank but the root: blocking, or started (reqs). */
 static int mca_coll_loom_send_word(mca_coll_loom_call_t *call, int32_t word,
                                    ompi_request_t **reqs)
@@ -217,6 +165,11 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
     return mca_coll_loom_send_word(call, word, NULL);
 }
 
+int mca_coll_loom_tell_started(mca_coll_loom_call_t *call, int32_t word, ompi_request_t **reqs)
+{
+    return mca_coll_loom_send_word(call, word, reqs);
+}
+
 int mca_coll_loom_drain(mca_coll_loom_call_t *call)
 {
     ompi_request_t **reqs = NULL;
@@ -224,11 +177,16 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
     int v, rc = OMPI_SUCCESS;
 
     while (mca_coll_loom_ended(call) < call->issued || (LOOM_OK != call->failure && !told)) {
+        if (LOOM_OK != call->failure && !told && NULL != call->tell_failed) {
+            call->tell_failed(call);
+            told = true;
+            continue;
+        }
         if (LOOM_OK != call->failure && !told) {
             /* started, not waited for: the ranks' words are small (without
              * memory for the requests, each is sent as it goes) */
             reqs = calloc((size_t)call->size, sizeof(*reqs));
-            rc   = mca_coll_loom_send_word(call, MCA_COLL_LOOM_FAILED, reqs);
+            rc   = mca_coll_loom_tell_started(call, MCA_COLL_LOOM_FAILED, reqs);
             told = true;
             continue;
         }
@@ -245,30 +203,9 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
     return rc;
 }
 
-/* Every notice of this rank came: the total, and each segment's (a notice
- * that came late would make a released counter again).  *landed segments
- * were seen already: each poll looks only at those after them. */
-static bool mca_coll_loom_all_landed(const mca_coll_loom_call_t *call, unsigned segments,
-                                     unsigned *landed)
+int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size)
 {
-    const mca_btl_loom_coll_api_t *api = call->module->api;
-
-    if (api->counter_value(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL)) < segments) {
-        return false;
-    }
-    while (*landed < segments &&
-           0 != api->counter_value(mca_coll_loom_counter(call, *landed + 1))) {
-        ++*landed;
-    }
-    return *landed == segments;
-}
-
-int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size,
-                       bool receives)
-{
-    const mca_btl_loom_coll_api_t *api = call->module->api;
     mca_coll_loom_word_t msg = {MCA_COLL_LOOM_FAILED, 0};
-    unsigned landed = 0;
     int rc;
 
     rc = MCA_PML_CALL(send(mine, mine_size, MPI_BYTE, call->root, call->tag,
@@ -280,17 +217,8 @@ int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine
     if (OMPI_SUCCESS != rc || MCA_COLL_LOOM_FALL_BACK == msg.word) {
         return (OMPI_SUCCESS != rc) ? rc : msg.word;
     }
-    if (receives) {
-        while (MCA_COLL_LOOM_DONE == msg.word &&
-               !mca_coll_loom_all_landed(call, msg.segments, &landed)) {
-            opal_progress();
-        }
-        /* a failure cancels the pushes waiting here; the root's last word
-         * says that nothing of the call moves any more */
-        (void)api->counters_release(mca_coll_loom_counter(call, 1), msg.segments);
-        (void)api->counters_release(mca_coll_loom_counter(call, MCA_COLL_LOOM_SLOT_TOTAL), 1);
-    }
     if (MCA_COLL_LOOM_FAILED == msg.word) {
+        /* the root's last word says that nothing of the call moves any more */
         rc = MCA_PML_CALL(recv(&msg, sizeof(msg), MPI_BYTE, call->root, call->tag, call->comm,
                                MPI_STATUS_IGNORE));
         return (OMPI_SUCCESS != rc) ? rc : OMPI_ERROR;

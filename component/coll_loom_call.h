@@ -2,7 +2,7 @@
  * One collective call as coll loom runs it, shared by its broadcast
  * (coll_loom_bcast.c) and its reductions (coll_loom_reduce.c): the buffers
  * the ranks tell the root, the root's pushes and the word that ends the
- * call, and the wait of every other rank for that word and its data.
+ * call, and the wait of a contributing rank for that word.
  */
 #ifndef MCA_COLL_LOOM_CALL_H
 #define MCA_COLL_LOOM_CALL_H
@@ -16,25 +16,23 @@ enum { MCA_COLL_LOOM_DONE = 0, MCA_COLL_LOOM_FALL_BACK = 1, MCA_COLL_LOOM_FAILED
 
 typedef struct mca_coll_loom_word {
     int32_t  word;
-    uint32_t segments;      /* the root's: every rank waits for as many */
+    uint32_t segments;      /* the root's */
 } mca_coll_loom_word_t;
 
-/* Counters of one call: the communicator, the call's number, and a slot
- * (segment s is s + 1; the call's total is the last). */
-#define MCA_COLL_LOOM_SLOT_TOTAL 0xffffffu
 /* Requests one call sends one owner at most, which bounds its segments:
  * half of btl loom's window of unanswered requests per owner (1024), so
- * that none is held back at the requester (one held back could reach an
- * inner node after a failure released its counters, and wait there for
- * ever) even with another call beside it; counters and pushes waiting at a
- * node stay well inside btl_loom_push_counters and _push_waiting too. */
+ * that none is held back at the requester even with another call beside
+ * it. */
 #define MCA_COLL_LOOM_REQUESTS_PER_OWNER 512
 
 /* A rank's buffer as the root learns it. */
 typedef struct mca_coll_loom_dest {
     uint64_t addr;
+    uint64_t counters;      /* a broadcast: the rank's first counter (engine-issued) */
+    uint32_t segments;      /* a broadcast: the segments the rank opened counters for */
     uint32_t key_size;
     uint32_t usable;        /* 0: this rank cannot take part (fall back) */
+    uint32_t reserved;
     uint8_t  key[LOOM_OP_MSG_MAX];
 } mca_coll_loom_dest_t;
 
@@ -50,9 +48,9 @@ typedef struct mca_coll_loom_call {
     size_t   bytes;
     size_t   segment;
     unsigned segments;
-    uint64_t counters;      /* the call's first counter id (slot 0) */
     loom_region_t *region;  /* base's registration */
     mca_coll_loom_dest_t own;
+    mca_coll_loom_dest_t *dests; /* the root's: every rank's (a broadcast) */
     /* the root's operations, and the word it sends while they end */
     loom_op_t *ops;         /* the broadcast tree's pushes (edges of them issued) */
     size_t   edges;
@@ -60,6 +58,9 @@ typedef struct mca_coll_loom_call {
     size_t   issued;        /* every operation of the root's, ended or not */
     size_t   ended;
     int      failure;       /* the first operation's error */
+    /* how the root tells a failure while its operations end (NULL: the
+     * word FAILED to every rank) */
+    void   (*tell_failed)(struct mca_coll_loom_call *call);
 } mca_coll_loom_call_t;
 
 /* Sets up call for bytes at base, in segments of about segment bytes (a
@@ -67,7 +68,6 @@ typedef struct mca_coll_loom_call {
 void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t *module,
                              struct ompi_communicator_t *comm, int tag, int root, void *base,
                              size_t bytes, size_t segment, size_t unit, unsigned max_segments);
-uint64_t mca_coll_loom_counter(const mca_coll_loom_call_t *call, uint32_t slot);
 size_t mca_coll_loom_segment_length(const mca_coll_loom_call_t *call, unsigned s);
 /* Registers [addr, addr + bytes) with access and fills dest (dest->usable
  * 0 when it cannot take part); *region_p is NULL then. */
@@ -87,25 +87,23 @@ size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call);
  * the same offset in both, as the call's next operation. */
 void mca_coll_loom_push_own(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *from, int to,
                             const mca_coll_loom_dest_t *dest, size_t offset, size_t length);
-/* The push of segment s from the broadcast tree's node at v's parent to v
- * (ranks relative to the root), with its notices to v. */
-void mca_coll_loom_push_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
-                             unsigned s, int v);
-/* The root: waits until every operation issued ended; a failure is told at
- * once, so that pushes waiting on counters that will not grow are
- * cancelled (each rank releases its counters). */
+/* The root: waits until every operation issued ended; a failure is told
+ * at once (call->tell_failed), so that pushes waiting on counters that will
+ * not grow are cancelled (each rank releases its counters). */
 int mca_coll_loom_drain(mca_coll_loom_call_t *call);
 /* The root: every other rank's message (msg_size bytes, at most two
  * dests) into msgs[rank], or nowhere when msgs is NULL (no memory). */
 int mca_coll_loom_gather(mca_coll_loom_call_t *call, void *msgs, size_t msg_size);
 /* The root's word to every other rank. */
 int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word);
-/* Any rank but the root: sends mine (its buffers) to the root, then waits
- * for the root's word and, when it receives (a broadcast lands here), for
- * the notices of all its segments.  Returns OMPI_SUCCESS, FALL_BACK, or an
- * error. */
-int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size,
-                       bool receives);
+/* The root's word to every other rank, started (reqs[rank]; call->told
+ * holds it). */
+int mca_coll_loom_tell_started(mca_coll_loom_call_t *call, int32_t word,
+                               struct ompi_request_t **reqs);
+/* Any rank but the root of a call that only reads its memory: sends mine
+ * (its buffers) to the root, then waits for the root's word.  Returns
+ * OMPI_SUCCESS, FALL_BACK, or an error. */
+int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size);
 /* Calls where every rank talks to every other (coll_loom_all.c).  Every
  * rank's message of msg_size bytes into msgs[rank] (this rank's own is
  * there already), from every other rank; reqs holds 2 * size requests. */

@@ -123,7 +123,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
             memset(&mine, 0, sizeof(mine));
             mca_coll_loom_reduction_register(&red, red.contribution, false, &src_region,
                                              &mine.src);
-            rc = mca_coll_loom_leaf(&red.call, &mine, sizeof(mine), false);
+            rc = mca_coll_loom_leaf(&red.call, &mine, sizeof(mine));
             if (NULL != src_region) {
                 module->api->mem_deregister(src_region);
             }

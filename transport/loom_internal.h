@@ -313,6 +313,7 @@ struct loom_region {
  * (push_cond.c); notices for the upper layer wait for full progress. */
 typedef struct loom_counter {
     uint64_t        value;
+    int             failed;      /* the first failure a notice told of it, or LOOM_OK */
     ucs_list_link_t waiting;     /* loom_push_waiting_t, in arrival order */
 } loom_counter_t;
 
@@ -339,6 +340,7 @@ typedef struct loom_push_engine {
     ucs_list_link_t   own;       /* loom_notice_held_t: our notices to ourselves */
     ucs_list_link_t   notices;   /* loom_notice_held_t, for push_notice_cb */
     unsigned          held;      /* notices held in both lists */
+    uint64_t          issued;    /* counter ids handed out by loom_counters_open */
     loom_push_stats_t stats;
 } loom_push_engine_t;
 

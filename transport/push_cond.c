@@ -6,6 +6,8 @@
  * threshold, the pushes waiting on it fire, in the order they came.  Both
  * are bounded; a counter released cancels what waits on it, and a
  * requester that goes cancels its own: a waiting push is always told.
+ * Counters this process handed out (loom_counters_open) are never made by a
+ * notice or a push: once released they stay gone.
  */
 #include "loom_internal.h"
 
@@ -32,21 +34,10 @@ static unsigned loom_push_waiting_max(const loom_engine_t *engine)
                                            : LOOM_PUSH_WAITING_DEFAULT;
 }
 
-/* The counter of that id, made on first use; NULL at the bound. */
-static loom_counter_t *loom_counter_get(loom_engine_t *engine, uint64_t id)
+static loom_counter_t *loom_counter_new(loom_engine_t *engine, uint64_t id)
 {
-    loom_counter_t *counter = loom_hash_get(&engine->push.counters, id);
+    loom_counter_t *counter = calloc(1, sizeof(*counter));
 
-    if (NULL != counter) {
-        return counter;
-    }
-    if (engine->push.stats.counters >= loom_push_counters_max(engine)) {
-        loom_log(engine, LOOM_LOG_WARN, "push counter %#llx refused: %lu counters exist, "
-                 "at most %u", (unsigned long long)id, engine->push.stats.counters,
-                 loom_push_counters_max(engine));
-        return NULL;
-    }
-    counter = calloc(1, sizeof(*counter));
     if (NULL == counter) {
         return NULL;
     }
@@ -56,6 +47,33 @@ static loom_counter_t *loom_counter_get(loom_engine_t *engine, uint64_t id)
         return NULL;
     }
     ++engine->push.stats.counters;
+    return counter;
+}
+
+/* The counter of that id, made on first use unless it is one of those handed
+ * out (released, or never issued: *rc LOOM_ERR_NOT_FOUND); NULL at the bound
+ * (*rc LOOM_ERR_LIMIT). */
+static loom_counter_t *loom_counter_get(loom_engine_t *engine, uint64_t id, int *rc)
+{
+    loom_counter_t *counter = loom_hash_get(&engine->push.counters, id);
+
+    *rc = LOOM_OK;
+    if (NULL != counter) {
+        return counter;
+    }
+    if (id & LOOM_COUNTER_ISSUED) {
+        *rc = LOOM_ERR_NOT_FOUND;
+        return NULL;
+    }
+    *rc = LOOM_ERR_LIMIT;
+    if (engine->push.stats.counters >= loom_push_counters_max(engine)) {
+        loom_log(engine, LOOM_LOG_WARN, "push counter %#llx refused: %lu counters exist, "
+                 "at most %u", (unsigned long long)id, engine->push.stats.counters,
+                 loom_push_counters_max(engine));
+        return NULL;
+    }
+    counter = loom_counter_new(engine, id);
+    *rc = (NULL == counter) ? LOOM_ERR_NOMEM : LOOM_OK;
     return counter;
 }
 
@@ -86,17 +104,33 @@ static void loom_counter_fire(loom_engine_t *engine, loom_counter_t *counter)
 static int loom_counter_bump(loom_engine_t *engine, uint64_t id, uint64_t amount)
 {
     loom_counter_t *counter;
+    int rc;
 
     if (0 == id) {
         return LOOM_ERR_INVALID; /* 0 means "no counter" on the wire */
     }
-    counter = loom_counter_get(engine, id);
+    counter = loom_counter_get(engine, id, &rc);
     if (NULL == counter) {
-        return LOOM_ERR_NOMEM;
+        return rc;
     }
     counter->value += amount;
     ++engine->push.stats.counter_adds;
     loom_counter_fire(engine, counter);
+    return LOOM_OK;
+}
+
+/* A notice of a push that did not land: the counter says so (its waiting
+ * pushes stay: the upper layer releases it). */
+static int loom_counter_fail(loom_engine_t *engine, uint64_t id, int status)
+{
+    loom_counter_t *counter = loom_hash_get(&engine->push.counters, id);
+
+    if (NULL == counter) {
+        return (id & LOOM_COUNTER_ISSUED) ? LOOM_ERR_NOT_FOUND : LOOM_OK;
+    }
+    if (LOOM_OK == counter->failed) {
+        counter->failed = (LOOM_OK == status) ? LOOM_ERR_IO : status;
+    }
     return LOOM_OK;
 }
 
@@ -118,6 +152,8 @@ void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t 
     loom_wire_push_req_t req;
     uint64_t id;
 
+    int rc = LOOM_ERR_NOMEM;
+
     memcpy(&req, data, sizeof(req));
     id = loom_from_le64(req.cond_counter);
     counter = (0 == id) ? NULL : loom_hash_get(&engine->push.counters, id);
@@ -126,16 +162,19 @@ void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t 
         return;
     }
     if (engine->push.stats.waiting >= loom_push_waiting_max(engine)) {
-        loom_log(engine, LOOM_LOG_WARN, "%lu pushes wait on counters here, at most %u",
-                 engine->push.stats.waiting, loom_push_waiting_max(engine));
-        loom_push_refuse(engine, rail, data, length, LOOM_ERR_INVALID);
+        loom_log(engine, LOOM_LOG_WARN, "%lu pushes wait on counters here, at most %u "
+                 "(btl_loom_push_waiting)", engine->push.stats.waiting,
+                 loom_push_waiting_max(engine));
+        loom_push_refuse(engine, rail, data, length, LOOM_ERR_LIMIT);
         return;
     }
     waiting = malloc(sizeof(*waiting) + length);
-    counter = (NULL == waiting) ? NULL : loom_counter_get(engine, id);
+    counter = (NULL == waiting) ? NULL : loom_counter_get(engine, id, &rc);
     if (NULL == counter) {
         free(waiting);
-        loom_push_refuse(engine, rail, data, length, LOOM_ERR_NOMEM);
+        /* a counter handed out and released: what waited on it was cancelled */
+        loom_push_refuse(engine, rail, data, length,
+                         (LOOM_ERR_NOT_FOUND == rc) ? LOOM_ERR_CANCELLED : rc);
         return;
     }
     waiting->counter   = id;
@@ -183,18 +222,30 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, cons
     loom_notice_held_t *held;
     uint64_t counter;
 
+    int rc = LOOM_OK;
+
     memcpy(&notice, data, sizeof(notice));
     counter = loom_from_le64(notice.counter);
     ++engine->push.stats.notices_received;
-    if (0 != counter && LOOM_WIRE_OK == loom_from_le32(notice.status) &&
-        LOOM_OK != loom_counter_bump(engine, counter, 1)) {
+    if (0 != counter && LOOM_WIRE_OK == loom_from_le32(notice.status)) {
+        rc = loom_counter_bump(engine, counter, 1);
+    } else if (0 != counter) {
+        rc = loom_counter_fail(engine, counter, loom_wire_to_rc(loom_from_le32(notice.status)));
+    }
+    if (LOOM_ERR_NOT_FOUND == rc) {
+        /* late, for a call that ended (failed) here: nobody counts on it */
+        loom_log(engine, LOOM_LOG_INFO, "a notice of push request %llu of %#llx for counter "
+                 "%#llx, released: dropped", (unsigned long long)loom_from_le64(notice.request_id),
+                 (unsigned long long)loom_from_le64(notice.requester),
+                 (unsigned long long)counter);
+    } else if (LOOM_OK != rc) {
         if (rail >= 0) {
             ++engine->rails[rail].stats.refused;
         }
         loom_log(engine, LOOM_LOG_WARN, "a notice of push request %llu of %#llx could not "
-                 "add to counter %#llx", (unsigned long long)loom_from_le64(notice.request_id),
+                 "add to counter %#llx: %s", (unsigned long long)loom_from_le64(notice.request_id),
                  (unsigned long long)loom_from_le64(notice.requester),
-                 (unsigned long long)counter);
+                 (unsigned long long)counter, loom_strerror(rc));
     }
     if (NULL == engine->config.push_notice_cb) {
         return;
@@ -220,12 +271,19 @@ void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t len
 
     (void)length; /* checked by the engine's dispatch */
     memcpy(&msg, data, sizeof(msg));
-    if (LOOM_OK != loom_counter_bump(peer->engine, loom_from_le64(msg.counter),
-                                     loom_from_le64(msg.amount))) {
-        ++peer->engine->rails[rail].stats.refused;
-        loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx could not add to counter %#llx",
-                 (unsigned long long)peer->name,
+    int rc = loom_counter_bump(peer->engine, loom_from_le64(msg.counter),
+                               loom_from_le64(msg.amount));
+
+    if (LOOM_ERR_NOT_FOUND == rc) {
+        /* a counter handed out here and released: its call ended */
+        loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx added to counter %#llx, released: "
+                 "dropped", (unsigned long long)peer->name,
                  (unsigned long long)loom_from_le64(msg.counter));
+    } else if (LOOM_OK != rc) {
+        ++peer->engine->rails[rail].stats.refused;
+        loom_log(peer->engine, LOOM_LOG_WARN, "peer %#llx could not add to counter %#llx: %s",
+                 (unsigned long long)peer->name,
+                 (unsigned long long)loom_from_le64(msg.counter), loom_strerror(rc));
     }
 }
 
@@ -345,6 +403,18 @@ int loom_counter_add_remote(loom_peer_t *peer, uint64_t counter, uint64_t amount
     return (rc < 0) ? rc : LOOM_OK;
 }
 
+int loom_counter_add_at(loom_engine_t *engine, uint64_t proc, uint64_t counter,
+                        uint64_t amount)
+{
+    loom_peer_t *peer;
+
+    if (proc == engine->config.name) {
+        return loom_counter_bump(engine, counter, amount);
+    }
+    peer = loom_peer_lookup(engine, proc);
+    return (NULL == peer) ? LOOM_ERR_UNREACH : loom_counter_add_remote(peer, counter, amount);
+}
+
 uint64_t loom_counter_value(const loom_engine_t *engine, uint64_t id)
 {
     const loom_counter_t *counter = loom_hash_get((loom_hash_t *)&engine->push.counters, id);
@@ -368,6 +438,37 @@ unsigned loom_counter_release(loom_engine_t *engine, uint64_t id)
     }
     free(counter);
     return cancelled;
+}
+
+int loom_counters_open(loom_engine_t *engine, unsigned count, uint64_t *first)
+{
+    uint64_t base = LOOM_COUNTER_ISSUED | (engine->push.issued + 1);
+    unsigned i;
+
+    *first = 0;
+    if (0 == count || count > loom_push_counters_max(engine) - engine->push.stats.counters) {
+        loom_log(engine, LOOM_LOG_INFO, "%u push counters refused: %lu exist, at most %u",
+                 count, engine->push.stats.counters, loom_push_counters_max(engine));
+        return (0 == count) ? LOOM_ERR_INVALID : LOOM_ERR_LIMIT;
+    }
+    for (i = 0; i < count; ++i) {
+        if (NULL == loom_counter_new(engine, base + i)) {
+            while (i-- > 0) {
+                (void)loom_counter_release(engine, base + i);
+            }
+            return LOOM_ERR_NOMEM;
+        }
+    }
+    engine->push.issued += count; /* never again, even those released */
+    *first = base;
+    return LOOM_OK;
+}
+
+int loom_counter_status(const loom_engine_t *engine, uint64_t id)
+{
+    const loom_counter_t *counter = loom_hash_get((loom_hash_t *)&engine->push.counters, id);
+
+    return (NULL == counter) ? LOOM_ERR_NOT_FOUND : counter->failed;
 }
 
 const loom_push_stats_t *loom_engine_push_stats(const loom_engine_t *engine)

@@ -134,10 +134,10 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
     if (len > engine->rails[*dest_rail_p].info.put_max) {
         return LOOM_ERR_INVALID;
     }
-    if (dest->serves >= LOOM_PUSH_WINDOW) {
-        loom_msg_over_limit(engine, (rail >= 0) ? rail : *dest_rail_p,
-                            loom_from_le64(req.requester), "a push request");
-        return LOOM_ERR_INVALID;
+    if (rail >= 0 && dest->serves >= LOOM_PUSH_WINDOW) {
+        /* peers' requests only: our own pushes are as many as we asked for */
+        loom_msg_over_limit(engine, rail, loom_from_le64(req.requester), "a push request");
+        return LOOM_ERR_LIMIT;
     }
     *dest_p     = dest;
     *dst_fields = loom_key_fields(dst_key);

@@ -45,6 +45,7 @@ int loom_wire_to_rc(uint32_t status)
     case LOOM_WIRE_OUT_OF_RANGE: return LOOM_ERR_RANGE;
     case LOOM_WIRE_BAD_REQUEST:  return LOOM_ERR_INVALID;
     case LOOM_WIRE_CANCELLED:    return LOOM_ERR_CANCELLED;
+    case LOOM_WIRE_LIMIT:        return LOOM_ERR_LIMIT;
     default:                     return LOOM_ERR_IO;
     }
 }
@@ -58,6 +59,8 @@ uint32_t loom_rc_to_wire(int rc)
     case LOOM_ERR_RANGE:     return LOOM_WIRE_OUT_OF_RANGE;
     case LOOM_ERR_INVALID:   return LOOM_WIRE_BAD_REQUEST;
     case LOOM_ERR_CANCELLED: return LOOM_WIRE_CANCELLED;
+    case LOOM_ERR_LIMIT:
+    case LOOM_ERR_NOMEM:     return LOOM_WIRE_LIMIT; /* the owner's resources, not the rail */
     default:                 return LOOM_WIRE_IO_ERROR;
     }
 }

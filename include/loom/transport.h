@@ -34,6 +34,7 @@ enum {
     LOOM_ERR_RANGE     = -7, /* remote address outside the region */
     LOOM_ERR_NOT_FOUND = -8,
     LOOM_ERR_CANCELLED = -9, /* a conditional push whose counter was released */
+    LOOM_ERR_LIMIT     = -10, /* refused at a configured bound (counters, waiting pushes) */
 };
 
 const char *loom_strerror(int rc);
@@ -473,8 +474,16 @@ int loom_local_atomic(loom_engine_t *engine, int atomic_op, unsigned size,
  * (here) and loom_counter_add_remote (at a peer); loom_counter_release
  * drops a counter and cancels what waits on it (LOOM_ERR_CANCELLED, told to
  * the requester and its notices).  Counters and waiting pushes are bounded
- * (config.push_counters_max, push_waiting_max): beyond, a push is refused.
+ * (config.push_counters_max, push_waiting_max): beyond, a push is refused
+ * with LOOM_ERR_LIMIT (a refusal: the rails are fine).
+ *
+ * A counter is made by the first use of its id, or beforehand by
+ * loom_counters_open, whose ids (LOOM_COUNTER_ISSUED set) this process never
+ * hands out twice and never makes again once released: a notice or a push
+ * that comes late for one finds it gone and is dropped or cancelled, so that
+ * what a failed call left on the wire cannot reach a later one.
  */
+#define LOOM_COUNTER_ISSUED (1ull << 63)
 #define LOOM_PUSH_NOTICES_MAX 8
 typedef struct loom_push_notice_to {
     uint64_t proc;        /* process told */
@@ -555,10 +564,21 @@ int loom_push_multi(loom_engine_t *engine, const loom_push_multi_args_t *args);
 int loom_counter_add(loom_engine_t *engine, uint64_t counter, uint64_t amount);
 /* Adds at the peer, once, in order with this process's messages to it. */
 int loom_counter_add_remote(loom_peer_t *peer, uint64_t counter, uint64_t amount);
+/* The same at the process of that name (this one, or a connected peer:
+ * LOOM_ERR_UNREACH otherwise). */
+int loom_counter_add_at(loom_engine_t *engine, uint64_t proc, uint64_t counter,
+                        uint64_t amount);
 /* The counter's value (0 for a counter that does not exist). */
 uint64_t loom_counter_value(const loom_engine_t *engine, uint64_t counter);
 /* Drops the counter; returns how many waiting pushes it cancelled. */
 unsigned loom_counter_release(loom_engine_t *engine, uint64_t counter);
+/* Makes count counters at 0 with fresh ids, *first to *first + count - 1;
+ * LOOM_ERR_LIMIT when they would pass config.push_counters_max. */
+int loom_counters_open(loom_engine_t *engine, unsigned count, uint64_t *first);
+/* LOOM_ERR_NOT_FOUND for a counter that does not exist; else the first
+ * failure a notice naming it told of (a push that did not land), or
+ * LOOM_OK. */
+int loom_counter_status(const loom_engine_t *engine, uint64_t counter);
 
 typedef struct loom_push_stats {
     unsigned long requested;   /* pushes this process asked for */

@@ -344,6 +344,8 @@ enum loom_wire_status {
     LOOM_WIRE_BAD_REQUEST  = 4, /* malformed, or names an unknown process */
     LOOM_WIRE_IO_ERROR     = 5, /* the transfer itself failed */
     LOOM_WIRE_CANCELLED    = 6, /* a waiting push whose counter was released */
+    LOOM_WIRE_LIMIT        = 7, /* refused at one of the owner's bounds: a refusal,
+                                   never a broken transfer */
 };
 
 

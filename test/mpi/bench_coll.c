@@ -7,13 +7,13 @@
 
 #include <stdio.h>
 
-static const char *usage = "[-m max_size] [-i iters] [-w warmup]";
+static const char *usage = "[-s min_size] [-m max_size] [-i iters] [-w warmup]";
 
 int loom_bench_coll_run(int argc, char **argv, const char *name, const char *title,
                         size_t first_size, size_t max_default,
                         loom_bench_coll_setup_fn_t setup, loom_bench_coll_fn_t call)
 {
-    struct loom_bench_opts opts = { max_default, -1, -1, 0, LOOM_BENCH_NO_MIN };
+    struct loom_bench_opts opts = { max_default, -1, -1, 0, 0 };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, name, 2, &rank, &nprocs);
@@ -25,7 +25,8 @@ int loom_bench_coll_run(int argc, char **argv, const char *name, const char *tit
         printf("# Size  Latency (us)\n");
         fflush(stdout);
     }
-    for (size_t size = first_size; size <= opts.max_size; size *= 2) {
+    for (size_t size = (opts.min_size > first_size) ? opts.min_size : first_size;
+         size <= opts.max_size; size *= 2) {
         int iters = loom_bench_iters(opts.iters, size, 100, 20);
         int warmup = loom_bench_iters(opts.warmup, size, 10, 3);
         double start = 0.0, mine, slowest;

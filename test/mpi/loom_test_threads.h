@@ -12,7 +12,7 @@ typedef struct {
     int      id;   /* 0 to n - 1 */
 } loom_thread_arg_t;
 
-#define LOOM_THREADS_MAX 8
+#define LOOM_THREADS_MAX 32
 
 /* Runs body(arg) in n threads (at most LOOM_THREADS_MAX) at once and waits
  * for them; collective over MPI_COMM_WORLD (the duplicates are made and

@@ -5,8 +5,10 @@
  * a split, and a communicator freed and made again on the same buffers.
  * With LOOM_EXPECT_COLL_LOOM=1 the pushes themselves are counted (btl
  * loom's pvars): coll loom must have carried the large broadcasts.  With
- * LOOM_BCAST_FAILURE=1 only failure() runs.
+ * LOOM_BCAST_FAILURE=1 only failure() runs; with LOOM_BCAST_THREADS=n only
+ * threads() does, with n threads.
  */
+#include "loom_test_threads.h"
 #include "loom_test_util.h"
 
 #include <stdio.h>
@@ -20,20 +22,26 @@ static const size_t sizes[] = {0, 1, 4096, 65535, 65536, 65537, 262151, MIB,
 static unsigned char *buf;
 static int expect_loom; /* LOOM_EXPECT_COLL_LOOM=1: coll loom takes the large ones */
 
-/* One broadcast of bytes from root, checked at every rank. */
-static void bcast_bytes(MPI_Comm comm, size_t bytes, int root, unsigned seed, const char *what)
+/* One broadcast of bytes at b from root, checked at every rank. */
+static void bcast_into(MPI_Comm comm, unsigned char *b, size_t bytes, int root, unsigned seed,
+                       const char *what)
 {
     int rank;
 
     MPI_Comm_rank(comm, &rank);
     if (rank == root) {
-        loom_fill_pattern(buf, bytes, seed, root);
+        loom_fill_pattern(b, bytes, seed, root);
     } else {
-        memset(buf, LOOM_POISON, bytes);
+        memset(b, LOOM_POISON, bytes);
     }
-    memset(buf + bytes, LOOM_POISON, LOOM_GUARD_SIZE);
-    LOOM_CHECK_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm));
-    loom_check_recv(buf, bytes, seed, root, what);
+    memset(b + bytes, LOOM_POISON, LOOM_GUARD_SIZE);
+    LOOM_CHECK_MPI(MPI_Bcast(b, (int)bytes, MPI_BYTE, root, comm));
+    loom_check_recv(b, bytes, seed, root, what);
+}
+
+static void bcast_bytes(MPI_Comm comm, size_t bytes, int root, unsigned seed, const char *what)
+{
+    bcast_into(comm, buf, bytes, root, seed, what);
 }
 
 /* Every size from one root; every root at one size. */
@@ -100,27 +108,154 @@ static void datatypes(MPI_Comm comm)
     MPI_Type_free(&every_other);
 }
 
+/* One broadcast of 16 MiB from rank 0 that the inner nodes' bound on
+ * waiting pushes makes fail: the root returns an error (and counts it);
+ * any other rank returns an error or every byte. */
+static int failed_bcast(MPI_Comm comm, unsigned seed, const char *what)
+{
+    unsigned long long failures = loom_pvar_counter("coll_loom_failures");
+    int rank, rc;
+
+    MPI_Comm_rank(comm, &rank);
+    if (0 == rank) {
+        loom_fill_pattern(buf, 16 * MIB, seed, 0);
+    } else {
+        memset(buf, LOOM_POISON, 16 * MIB);
+    }
+    rc = MPI_Bcast(buf, (int)(16 * MIB), MPI_BYTE, 0, comm);
+    if (MPI_SUCCESS == rc && 0 == rank) {
+        loom_fail("%s: a broadcast beyond btl_loom_push_waiting succeeded at its root", what);
+    }
+    if (MPI_SUCCESS == rc) {
+        loom_check_recv(buf, 16 * MIB, seed, 0, what); /* success means every byte */
+    } else if (loom_pvar_counter("coll_loom_failures") != failures + 1) {
+        loom_fail("%s: the broadcast returned %d, but coll_loom_failures did not count it",
+                  what, rc);
+    }
+    return MPI_SUCCESS != rc;
+}
+
 /* LOOM_BCAST_FAILURE=1, run with a low btl_loom_push_waiting and small
- * segments: a broadcast whose forwarding pushes the inner nodes refuse must
- * fail at every rank, not hang; the next one (few segments) works. */
+ * segments: broadcasts whose forwarding pushes the inner nodes refuse fail,
+ * and nothing they leave behind reaches a later call: a broadcast on a
+ * communicator made where a failed one was freed (Open MPI gives it the
+ * same context id) and broadcasts after many failed ones on the same
+ * communicator hold every byte; once all ended, no rank keeps a counter or
+ * a waiting push. */
 static void failure(void)
 {
-    int rank, rc, all_failed = 0, failed;
-
-    unsigned long long failures = loom_pvar_counter("coll_loom_failures");
+    int rank, size, round, failed = 0, all_failed = 0;
+    unsigned long long counters, waiting;
+    char what[96];
+    MPI_Comm comm;
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (round = 0; round < 6; ++round) {
+        LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+        snprintf(what, sizeof(what), "failed broadcast of round %d", round);
+        failed += failed_bcast(comm, 400u + (unsigned)round, what);
+        MPI_Comm_free(&comm);
+        LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+        snprintf(what, sizeof(what), "round %d: 128 KiB on a new communicator", round);
+        bcast_bytes(comm, 128 * KIB, round % size, 500u + (unsigned)round, what);
+        MPI_Comm_free(&comm);
+    }
+    LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    for (round = 0; round < 20; ++round) {
+        snprintf(what, sizeof(what), "failed broadcast %d on one communicator", round);
+        failed += failed_bcast(comm, 600u + (unsigned)round, what);
+    }
+    for (round = 0; round < 2 * size; ++round) {
+        snprintf(what, sizeof(what), "128 KiB from rank %d after 20 failed", round % size);
+        bcast_bytes(comm, 128 * KIB, round % size, 700u + (unsigned)round, what);
+    }
+    MPI_Comm_free(&comm);
+    LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    counters = loom_pvar_counter("btl_loom_push_counters");
+    waiting  = loom_pvar_counter("btl_loom_push_waiting");
+    if (0 != counters || 0 != waiting) {
+        loom_fail("after every broadcast ended %llu counters and %llu waiting pushes are left "
+                  "here", counters, waiting);
+    }
     if (0 == rank) {
-        loom_fill_pattern(buf, 16 * MIB, 400, 0);
+        printf("%d of %d ranks' returns from the 26 failing broadcasts were errors; every "
+               "success held every byte\n", all_failed, 26 * size);
     }
-    rc = MPI_Bcast(buf, (int)(16 * MIB), MPI_BYTE, 0, MPI_COMM_WORLD);
-    failed = (MPI_SUCCESS != rc) && loom_pvar_counter("coll_loom_failures") == failures + 1;
-    LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (!all_failed) {
-        loom_fail("a broadcast beyond btl_loom_push_waiting returned %d here: every rank "
-                  "should have failed, and counted it (coll_loom_failures)", rc);
+}
+
+static int thread_errors; /* broadcasts of the threads that returned an error here */
+
+/* Each thread: 1 MiB broadcasts on its own communicator, roots taking turns;
+ * one may fail where the pushes of all the threads' calls pass a bound of a
+ * rank (waiting pushes), and then every rank goes on to the next. */
+static void *broadcaster(void *p)
+{
+    loom_thread_arg_t *arg = p;
+    unsigned char *mine = loom_malloc(MIB + LOOM_GUARD_SIZE);
+    int size, rank, root, i, rc;
+    unsigned seed;
+    char what[64];
+
+    MPI_Comm_size(arg->comm, &size);
+    MPI_Comm_rank(arg->comm, &rank);
+    for (i = 0; i < 4; ++i) {
+        root = (i + arg->id) % size;
+        seed = 800u + (unsigned)(i * 64 + arg->id);
+        snprintf(what, sizeof(what), "thread %d: 1 MiB, call %d", arg->id, i);
+        if (rank == root) {
+            loom_fill_pattern(mine, MIB, seed, root);
+        } else {
+            memset(mine, LOOM_POISON, MIB);
+        }
+        memset(mine + MIB, LOOM_POISON, LOOM_GUARD_SIZE);
+        rc = MPI_Bcast(mine, (int)MIB, MPI_BYTE, root, arg->comm);
+        if (MPI_SUCCESS == rc) {
+            loom_check_recv(mine, MIB, seed, root, what);
+        } else {
+            __atomic_add_fetch(&thread_errors, 1, __ATOMIC_RELAXED);
+        }
     }
-    bcast_bytes(MPI_COMM_WORLD, 128 * KIB, 0, 401, "the broadcast after a failed one");
+    free(mine);
+    return NULL;
+}
+
+/* LOOM_BCAST_THREADS=n, run with small segments: n broadcasts at once need
+ * more counters and waiting pushes than a rank keeps.  Those that find no
+ * room for their counters step aside (coll_loom_fallbacks); those whose
+ * pushes a bound refuses return an error (counted, coll_loom_failures);
+ * none waits for ever, every success holds every byte, no counter is left
+ * behind, and the broadcast after them works.  At 2 ranks nothing waits at
+ * the one receiver: none may fail. */
+static void threads(int n, int provided)
+{
+    unsigned long long fallbacks = loom_pvar_counter("coll_loom_fallbacks");
+    unsigned long long failures = loom_pvar_counter("coll_loom_failures");
+    unsigned long long counters;
+    int size;
+
+    if (MPI_THREAD_MULTIPLE != provided) {
+        loom_test_skip("no MPI_THREAD_MULTIPLE");
+    }
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    loom_run_threads(n, broadcaster);
+    LOOM_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    counters = loom_pvar_counter("btl_loom_push_counters");
+    if (0 != counters) {
+        loom_fail("%llu counters are left after every broadcast ended", counters);
+    }
+    if (loom_pvar_counter("coll_loom_failures") - failures != (unsigned long long)thread_errors) {
+        loom_fail("%d broadcasts returned an error, coll loom counted %llu failures",
+                  thread_errors, loom_pvar_counter("coll_loom_failures") - failures);
+    }
+    if (2 == size && 0 != thread_errors) {
+        loom_fail("%d broadcasts failed at 2 ranks, where nothing waits on a counter",
+                  thread_errors);
+    }
+    printf("%d threads: %llu broadcasts stepped aside here, %d returned an error\n", n,
+           loom_pvar_counter("coll_loom_fallbacks") - fallbacks, thread_errors);
+    bcast_bytes(MPI_COMM_WORLD, MIB, size - 1, 900, "the broadcast after the threads'");
 }
 
 int main(int argc, char **argv)
@@ -130,14 +265,24 @@ int main(int argc, char **argv)
     MPI_Comm dup, half;
     int rank, size, i;
 
-    loom_test_init(&argc, &argv, "test_bcast", 2, &rank, &size);
+    const char *nthreads = getenv("LOOM_BCAST_THREADS");
+    int provided = 0;
+
+    loom_test_init_thread_level(&argc, &argv, "test_bcast", 2,
+                                (NULL != nthreads) ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                                &provided, &rank, &size);
     expect_loom = NULL != expect && 0 == strcmp(expect, "1");
     buf = loom_malloc(16 * MIB + 4096 + LOOM_GUARD_SIZE);
     before = loom_pushes_requested();
+    if (NULL != nthreads) {
+        threads(atoi(nthreads), provided);
+        free(buf);
+        loom_test_pass_msg("(%s threads broadcasting at once)", nthreads);
+    }
     if (NULL != getenv("LOOM_BCAST_FAILURE")) {
         failure();
         free(buf);
-        loom_test_pass_msg("(a broadcast failed at every rank, the next one passed)");
+        loom_test_pass_msg("(failed broadcasts, then every byte of the next ones)");
     }
     sweep(MPI_COMM_WORLD, "world");
     datatypes(MPI_COMM_WORLD);

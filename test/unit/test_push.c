@@ -302,7 +302,7 @@ static void conditional(state_t *st)
             issue(st, &held[i], &pc, (0 == i) ? 0x803 : 0x804, (0 == i) ? 5 : 1);
         }
         UNIT_WAIT(&group->ctx, held[WAITING_MAX].calls > 0);
-        CHECK_RC(held[WAITING_MAX].status, LOOM_ERR_INVALID);
+        CHECK_RC(held[WAITING_MAX].status, LOOM_ERR_LIMIT);
     }
     unit_group_barrier(group);
     if (RANK_B == group->rank) {
@@ -324,7 +324,7 @@ static void conditional(state_t *st)
     if (RANK_D == group->rank) {
         /* told of each, with its status */
         UNIT_WAIT(&group->ctx, notices.count == (unsigned)WAITING_MAX + 1);
-        CHECK_RC(notices.got[0].status, LOOM_ERR_INVALID); /* refused at once */
+        CHECK_RC(notices.got[0].status, LOOM_ERR_LIMIT); /* refused at once */
         for (i = 1; i <= WAITING_MAX; ++i) {
             CHECK_RC(notices.got[i].status, LOOM_ERR_CANCELLED);
         }

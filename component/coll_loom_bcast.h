@@ -1,0 +1,57 @@
+/*
+ * coll loom's broadcast inside: the tree (ranks relative to the root), the
+ * counters each rank opens for a call, the root's pushes along the tree,
+ * and the wait of every other rank (coll_loom_bcast_tree.c,
+ * coll_loom_bcast_leaf.c).
+ *
+ * Every rank but the root opens counters of its own for each call (fresh
+ * ids from the engine, never used before and never made again once
+ * released), and tells the root the first one with its buffer:
+ *   OUTCOME    the root's word, added by the root when it has one:
+ *              1 the call failed, 2 nothing of it moves any more, 3 fall back
+ *   TOTAL      one per segment that landed here
+ *   FORWARDED  (inner nodes) one per push of this rank's copy that ended
+ *   SEGMENT+s  (inner nodes) segment s landed here: its forwards wait on it
+ * A rank returns once its data landed and its forwards ended, without
+ * waiting for the root; a failure reaches it by a notice of a push that did
+ * not land (its counter says so) or by the root's OUTCOME.
+ */
+#ifndef MCA_COLL_LOOM_BCAST_H
+#define MCA_COLL_LOOM_BCAST_H
+
+#include "coll_loom_call.h"
+
+enum {
+    MCA_COLL_LOOM_BCAST_OUTCOME   = 0,
+    MCA_COLL_LOOM_BCAST_TOTAL     = 1,
+    MCA_COLL_LOOM_BCAST_FORWARDED = 2,
+    MCA_COLL_LOOM_BCAST_SEGMENT   = 3
+};
+
+/* What the root adds to OUTCOME. */
+enum {
+    MCA_COLL_LOOM_OUTCOME_FAILED    = 1,
+    MCA_COLL_LOOM_OUTCOME_ENDED     = 2, /* after FAILED: one more */
+    MCA_COLL_LOOM_OUTCOME_FALL_BACK = 3
+};
+
+/* Children of the node at v (relative to the root) in the tree. */
+int mca_coll_loom_bcast_children(const mca_coll_loom_call_t *call, int v);
+/* This rank relative to the root. */
+int mca_coll_loom_bcast_vrank(const mca_coll_loom_call_t *call);
+/* The counters a rank at v opens for the call. */
+unsigned mca_coll_loom_bcast_counters(const mca_coll_loom_call_t *call, int v);
+/* The push of segment s from the node at v's parent to v, waiting at the
+ * parent (unless it is the root) for the segment to land there, with its
+ * notices: v's segment and total, the parent's forwards. */
+void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
+                              unsigned s, int v);
+/* The root adds amount to OUTCOME at every rank of dests that can hear it. */
+void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
+                                 uint64_t amount);
+/* Any rank but the root: opens its counters, sends its buffer (call->own)
+ * to the root and waits as the header says.  OMPI_SUCCESS, FALL_BACK, or an
+ * error. */
+int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * A broadcast at every rank but the root (coll_loom_bcast.h): its counters,
+ * its buffer told to the root, and the wait for its data and its forwards,
+ * which has a way out whatever fails: a push that did not land marks its
+ * counters, the root's OUTCOME says the rest, and the counters released
+ * cancel what waits here, so that the root's pushes all end.
+ */
+#include "coll_loom_bcast.h"
+
+#include "ompi/mca/pml/pml.h"
+#include "opal/runtime/opal_progress.h"
+
+/* Whether a notice told of a push of this call that did not land here or
+ * did not read this rank's copy. */
+static bool mca_coll_loom_bcast_told_failed(const mca_btl_loom_coll_api_t *api, uint64_t first,
+                                            bool forwards)
+{
+    return LOOM_OK != api->counter_status(first + MCA_COLL_LOOM_BCAST_TOTAL) ||
+           (forwards && LOOM_OK != api->counter_status(first + MCA_COLL_LOOM_BCAST_FORWARDED));
+}
+
+int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    int v = mca_coll_loom_bcast_vrank(call);
+    uint64_t forwards = (uint64_t)call->segments * (uint64_t)mca_coll_loom_bcast_children(call, v);
+    unsigned count = mca_coll_loom_bcast_counters(call, v);
+    uint64_t first = 0, outcome;
+    bool failed = false;
+    int rc;
+
+    if (call->own.usable && LOOM_OK != api->counters_open(count, &first)) {
+        call->own.usable = 0; /* at the bound: every rank falls back */
+    }
+    call->own.counters = call->own.usable ? first : 0;
+    call->own.segments = call->segments;
+    rc = MCA_PML_CALL(send(&call->own, sizeof(call->own), MPI_BYTE, call->root, call->tag,
+                           MCA_PML_BASE_SEND_STANDARD, call->comm));
+    if (OMPI_SUCCESS != rc || !call->own.usable) {
+        if (0 != first) {
+            (void)api->counters_release(first, count);
+        }
+        return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
+    }
+    for (;;) {
+        outcome = api->counter_value(first + MCA_COLL_LOOM_BCAST_OUTCOME);
+        if (outcome >= MCA_COLL_LOOM_OUTCOME_ENDED) {
+            break; /* fell back, or failed and nothing moves any more */
+        }
+        if (!failed && api->counter_value(first + MCA_COLL_LOOM_BCAST_TOTAL) == call->segments &&
+            (0 == forwards ||
+             api->counter_value(first + MCA_COLL_LOOM_BCAST_FORWARDED) == forwards)) {
+            break; /* every segment here, and read by every child's push */
+        }
+        if (!failed && (MCA_COLL_LOOM_OUTCOME_FAILED == outcome ||
+                        mca_coll_loom_bcast_told_failed(api, first, 0 != forwards))) {
+            /* cancels the pushes waiting here, so that the root's all end;
+             * the root's word is still to come */
+            failed = true;
+            (void)api->counters_release(first + MCA_COLL_LOOM_BCAST_TOTAL, count - 1);
+        }
+        opal_progress();
+    }
+    (void)api->counters_release(first, failed ? 1 : count);
+    if (MCA_COLL_LOOM_OUTCOME_FALL_BACK == outcome) {
+        return MCA_COLL_LOOM_FALL_BACK;
+    }
+    return (failed || MCA_COLL_LOOM_OUTCOME_ENDED == outcome) ? OMPI_ERROR : OMPI_SUCCESS;
+}
