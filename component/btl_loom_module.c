@@ -40,6 +40,7 @@ int mca_btl_loom_rc_to_opal(int rc)
     case LOOM_INPROGRESS:    return OPAL_SUCCESS;
     case LOOM_ERR_AGAIN:     return OPAL_ERR_OUT_OF_RESOURCE;
     case LOOM_ERR_NOMEM:     return OPAL_ERR_OUT_OF_RESOURCE;
+    case LOOM_ERR_LIMIT:     return OPAL_ERR_OUT_OF_RESOURCE; /* a peer's bound */
     case LOOM_ERR_INVALID:   return OPAL_ERR_BAD_PARAM;
     case LOOM_ERR_UNREACH:   return OPAL_ERR_UNREACH;
     case LOOM_ERR_NOT_FOUND: return OPAL_ERR_NOT_FOUND;

@@ -29,6 +29,7 @@ typedef struct mca_coll_loom_component_t {
     int bcast_min_procs; /* communicators smaller than this leave it to the next too */
     int bcast_segment;   /* bytes per pipelined segment */
     int bcast_fanout;    /* children per node of the broadcast tree */
+    int bcast_chain_min; /* bytes: from here the tree is a chain (fanout 1) */
     int reduce_min;      /* bytes: smaller reductions go to the next component */
     int reduce_min_procs;
     int reduce_segment;  /* bytes per segment the root reduces as it lands */

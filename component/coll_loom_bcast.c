@@ -6,7 +6,7 @@
  *     the call and sends address, key and counters to the root (one small
  *     message; the registration comes from loom's cache);
  *  2. the root issues the whole schedule of a tree of fanout children per
- *     node, segment by segment: its own pushes to its children, and for
+ *     node (a chain from coll_loom_bcast_chain_min bytes), segment by segment: its own pushes to its children, and for
  *     every inner node a push of that node's copy of the segment to each of
  *     its children, waiting at the inner node on that node's counter of the
  *     segment, which the push bringing the segment adds one to; nobody
@@ -122,10 +122,10 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
     ptrdiff_t true_lb, true_extent;
     mca_coll_loom_call_t call;
-    size_t type_size;
+    size_t type_size, bytes;
     unsigned max_segments;
     bool contiguous;
-    int rc;
+    int fanout, rc;
 
     ompi_datatype_type_size(datatype, &type_size);
     if (count <= 0 || type_size * (size_t)count < (size_t)mca_coll_loom_component.bcast_min ||
@@ -135,12 +135,15 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     }
     ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
     contiguous = ompi_datatype_is_contiguous_memory_layout(datatype, count);
+    bytes  = type_size * (size_t)count;
+    fanout = (bytes >= (size_t)mca_coll_loom_component.bcast_chain_min)
+                 ? 1 : mca_coll_loom_component.bcast_fanout;
     /* an inner node gets fanout requests per segment */
-    max_segments = MCA_COLL_LOOM_REQUESTS_PER_OWNER /
-                   (unsigned)mca_coll_loom_component.bcast_fanout;
+    max_segments = MCA_COLL_LOOM_REQUESTS_PER_OWNER / (unsigned)fanout;
     mca_coll_loom_call_init(&call, module, comm, MCA_COLL_BASE_TAG_BCAST, root,
-                            (uint8_t *)buff + true_lb, type_size * (size_t)count,
+                            (uint8_t *)buff + true_lb, bytes,
                             (size_t)mca_coll_loom_component.bcast_segment, 1, max_segments);
+    call.fanout = fanout;
     mca_coll_loom_register(&call, call.base, call.bytes, contiguous,
                            mca_coll_loom_buffer_access, &call.region, &call.own);
     rc = (root == call.rank) ? mca_coll_loom_bcast_root(&call)

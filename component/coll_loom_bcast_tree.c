@@ -14,9 +14,9 @@ static int mca_coll_loom_bcast_real(const mca_coll_loom_call_t *call, int v)
     return (v + call->root) % call->size;
 }
 
-static int mca_coll_loom_bcast_parent(int v)
+static int mca_coll_loom_bcast_parent(const mca_coll_loom_call_t *call, int v)
 {
-    return (v - 1) / mca_coll_loom_component.bcast_fanout;
+    return (v - 1) / call->fanout;
 }
 
 int mca_coll_loom_bcast_vrank(const mca_coll_loom_call_t *call)
@@ -26,7 +26,7 @@ int mca_coll_loom_bcast_vrank(const mca_coll_loom_call_t *call)
 
 int mca_coll_loom_bcast_children(const mca_coll_loom_call_t *call, int v)
 {
-    int fanout = mca_coll_loom_component.bcast_fanout;
+    int fanout = call->fanout;
     long first = (long)v * fanout + 1;
 
     if (first >= call->size) {
@@ -47,7 +47,7 @@ void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, const mca_coll_loom_de
 {
     const uint64_t *names = call->module->names;
     int to = mca_coll_loom_bcast_real(call, v);
-    int from = mca_coll_loom_bcast_real(call, mca_coll_loom_bcast_parent(v));
+    int from = mca_coll_loom_bcast_real(call, mca_coll_loom_bcast_parent(call, v));
     size_t offset = (size_t)s * call->segment;
     loom_push_notice_to_t notices[3];
     loom_push_args_t args;

@@ -48,6 +48,7 @@ typedef struct mca_coll_loom_call {
     size_t   bytes;
     size_t   segment;
     unsigned segments;
+    int      fanout;        /* a broadcast's tree: children per node */
     loom_region_t *region;  /* base's registration */
     mca_coll_loom_dest_t own;
     mca_coll_loom_dest_t *dests; /* the root's: every rank's (a broadcast) */

@@ -61,7 +61,15 @@ static int mca_coll_loom_register(void)
         &c->bcast_segment);
     c->bcast_fanout = 2;
     mca_coll_loom_param("bcast_fanout", "Children of each node of the broadcast tree "
-        "(1: a chain; 1-64)", OPAL_INFO_LVL_6, &c->bcast_fanout);
+        "below btl_loom_bcast_chain_min bytes (1: a chain; 1-64)", OPAL_INFO_LVL_6,
+        &c->bcast_fanout);
+    /* a chain sends every byte once from each node, a tree of fanout 2 twice
+     * from each inner node: when bandwidth bounds a broadcast, the chain's
+     * longer pipeline costs less than the tree's second copy (README) */
+    c->bcast_chain_min = 1048576;
+    mca_coll_loom_param("bcast_chain_min", "Broadcasts of at least this many bytes run on a "
+        "chain (each rank forwards every segment to the next, pipelined) instead of the tree "
+        "of coll_loom_bcast_fanout (0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_chain_min);
     /* measured on tcp:lo (README): from 1 MiB coll loom's allreduce was about
      * as fast as coll tuned's at 2 ranks and faster at 4 and 8; below, the
      * exchange of keys between all ranks costs more than it saves */
@@ -132,6 +140,7 @@ static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mp
         !mca_coll_loom_check("bcast_min_procs", c->bcast_min_procs, 2, 1000000) ||
         !mca_coll_loom_check("bcast_segment", c->bcast_segment, 4096, 1 << 30) ||
         !mca_coll_loom_check("bcast_fanout", c->bcast_fanout, 1, 64) ||
+        !mca_coll_loom_check("bcast_chain_min", c->bcast_chain_min, 0, 1 << 30) ||
         !mca_coll_loom_check("reduce_min", c->reduce_min, 0, 1 << 30) ||
         !mca_coll_loom_check("reduce_min_procs", c->reduce_min_procs, 2, 1000000) ||
         !mca_coll_loom_check("reduce_segment", c->reduce_segment, 4096, 1 << 30) ||

@@ -63,7 +63,7 @@ static void verified_window(size_t size, int nwin, int rank)
 
 int main(int argc, char **argv)
 {
-    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 64, 0 };
+    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 64, 0, -1 };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, "bench_bw", 2, &rank, &nprocs);

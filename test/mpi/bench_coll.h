@@ -1,10 +1,12 @@
 /*
  * The loop of loom's OSU-style collective benchmarks (bench_bcast,
- * bench_allreduce): for sizes from the smallest up to -m max, doubling,
- * the time of one call averaged over -i timed calls after -w warm-up calls
- * (defaults 100 / 10, and 20 / 3 from 64 KiB up), the largest of all
- * ranks' averages.  Each size first makes one call whose result every rank
- * checks.  Which collective component runs it is the command line's choice
+ * bench_allreduce, bench_allgather): for sizes from -s min (or the
+ * smallest) up to -m max, doubling, the time of one call averaged over -i
+ * timed calls after -w warm-up calls (defaults 100 / 10, and 20 / 3 from
+ * 64 KiB up), the largest of all ranks' averages and their mean.  Calls go
+ * back to back (a root may run ahead), or with -b 1 as OSU's benchmarks
+ * make them: a barrier between calls, each call timed alone.  Each size
+ * first makes one call whose result every rank checks.  Which collective component runs it is the command line's choice
  * (--mca coll ...).
  */
 #ifndef LOOM_BENCH_COLL_H

@@ -46,7 +46,7 @@ static void verified_round_trip(size_t size, int rank)
 
 int main(int argc, char **argv)
 {
-    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 0, 0 };
+    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 0, 0, -1 };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, "bench_latency", 2, &rank, &nprocs);

@@ -54,7 +54,7 @@ static double osc_latency(MPI_Win win, int kind, int iters, int warmup, uint64_t
 int main(int argc, char **argv)
 {
     static const char *names[] = {"fop", "cswap", "put", "get"};
-    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 16, LOOM_BENCH_NO_MIN };
+    struct loom_bench_opts opts = { 4 * MIB, -1, -1, 16, LOOM_BENCH_NO_MIN, -1 };
     uint64_t origin = 1, result = 0, *target;
     unsigned char *base, *src;
     int rank, nprocs, kind;

@@ -96,7 +96,7 @@ static double overlap(double alone, double total)
 
 int main(int argc, char **argv)
 {
-    struct loom_bench_opts opts = { 4 * MIB, 20, 0, 0, LOOM_BENCH_NO_MIN };
+    struct loom_bench_opts opts = { 4 * MIB, 20, 0, 0, LOOM_BENCH_NO_MIN, -1 };
     int rank, nprocs;
 
     loom_test_init(&argc, &argv, "bench_overlap", 2, &rank, &nprocs);

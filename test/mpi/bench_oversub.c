@@ -19,7 +19,7 @@ static const char *usage = "[-i iters]";
 
 int main(int argc, char **argv)
 {
-    struct loom_bench_opts opts = { 0, 200, 0, 0, LOOM_BENCH_NO_MIN };
+    struct loom_bench_opts opts = { 0, 200, 0, 0, LOOM_BENCH_NO_MIN, -1 };
     unsigned char *sbuf, *rbuf;
     double start, alltoall, pingpong;
     int rank, nprocs, i, p;

@@ -517,6 +517,10 @@ void loom_bench_parse(int argc, char **argv, const char *usage,
         case 'i':
             ok = 0 == parse_int(arg, &opts->iters) && opts->iters > 0;
             break;
+        case 'b':
+            ok = opts->barrier >= 0 && 0 == parse_int(arg, &opts->barrier) &&
+                 opts->barrier >= 0 && opts->barrier <= 1;
+            break;
         case 'w':
             ok = 0 == parse_int(arg, &opts->warmup);
             break;

@@ -178,6 +178,8 @@ struct loom_bench_opts {
     int window;
     size_t min_size; /* -s: the first size measured; LOOM_BENCH_NO_MIN where
                       * a benchmark takes no -s */
+    int barrier;     /* -b 1: a barrier between calls, each call timed alone
+                      * (OSU's way); -1 where a benchmark takes no -b */
 };
 
 #define LOOM_BENCH_NO_MIN SIZE_MAX

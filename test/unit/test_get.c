@@ -240,7 +240,7 @@ static void get_window(unit_ctx_t *ctx, get_side_t *side)
     CHECK(NULL != uop);
     get_issue(ctx, side, 0, 0, 64, uop);
     UNIT_WAIT(ctx, uop->calls > 0);
-    CHECK_RC(uop->status, LOOM_ERR_INVALID); /* refused: the owner's bound */
+    CHECK_RC(uop->status, LOOM_ERR_LIMIT); /* refused: the owner's bound */
     CHECK_MEM(side->dst, side->dst_ref, 64, "refused get");
     free(uop);
     unit_barrier(ctx);
