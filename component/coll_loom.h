@@ -27,16 +27,19 @@ typedef struct mca_coll_loom_component_t {
     int output;
     int bcast_min;       /* bytes: smaller broadcasts go to the next component */
     int bcast_min_procs; /* communicators smaller than this leave it to the next too */
+    int bcast_one_node;  /* 0: a communicator on one node leaves broadcasts to the next */
     int bcast_segment;   /* bytes per pipelined segment */
     int bcast_fanout;    /* children per node of the broadcast tree */
     int bcast_chain_min; /* bytes: from here the tree is a chain (fanout 1) */
-    int reduce_min;      /* bytes: smaller reductions go to the next component */
+    int reduce_min;      /* bytes: smaller MPI_Reduce calls go to the next component */
+    int allreduce_min;   /* bytes: smaller MPI_Allreduce calls too (-1: all of them) */
     int reduce_min_procs;
     int reduce_segment;  /* bytes per segment the root reduces as it lands */
     int reduce_depth;    /* segments of each rank in flight to the root */
     int reduce_staging;  /* bytes: the root's staging queue at most */
     int allgather_min;   /* bytes of the whole result: smaller go to the next component */
     int allgather_min_procs;
+    int allgather_one_node; /* 0: a communicator on one node leaves allgathers to the next */
     int allgather_segment; /* bytes per push of a rank's block */
     int allgather_window;  /* a rank's pushes in flight at once */
 } mca_coll_loom_component_t;
@@ -62,6 +65,7 @@ typedef struct mca_coll_loom_module_t {
     uint64_t *names;     /* loom's name of each rank of the communicator */
     uint32_t  calls;     /* collectives run here on this communicator */
     bool      reached;   /* btl loom reaches every rank from here */
+    bool      one_node;  /* every rank runs on this node (the same at every rank) */
     int       agreed;    /* every rank reached from every rank: 1 yes, -1 no,
                             0 not asked yet (the first call that could use
                             loom asks, with the next component's allreduce) */

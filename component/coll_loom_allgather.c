@@ -21,8 +21,9 @@
  *
  * A rank whose buffers are not contiguous, or cannot be registered, says
  * so with its key, and every rank leaves the call to the next component;
- * so do calls below coll_loom_allgather_min bytes (the whole result) or on
- * fewer than coll_loom_allgather_min_procs processes.
+ * so do calls below coll_loom_allgather_min bytes (the whole result), on
+ * fewer than coll_loom_allgather_min_procs processes, or on one node (unless
+ * coll_loom_allgather_one_node).
  */
 #include "coll_loom_call.h"
 
@@ -152,6 +153,7 @@ static bool mca_coll_loom_allgather_takes(mca_coll_loom_module_t *module, int rc
            *block * (size_t)ompi_comm_size(comm) >=
                (size_t)mca_coll_loom_component.allgather_min &&
            ompi_comm_size(comm) >= mca_coll_loom_component.allgather_min_procs &&
+           (!module->one_node || mca_coll_loom_component.allgather_one_node) &&
            mca_coll_loom_agreed(module, comm);
 }
 

@@ -23,8 +23,9 @@
  * What coll loom cannot take (a rank whose buffer is not contiguous or
  * cannot be registered, or that has no room for its counters) goes,
  * decided by the root for everyone, to the next component's broadcast; so
- * do broadcasts below coll_loom_bcast_min bytes or on fewer than
- * coll_loom_bcast_min_procs processes.
+ * do broadcasts below coll_loom_bcast_min bytes, on fewer than
+ * coll_loom_bcast_min_procs processes, or on one node (unless
+ * coll_loom_bcast_one_node).
  */
 #include "coll_loom_bcast.h"
 
@@ -130,6 +131,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     ompi_datatype_type_size(datatype, &type_size);
     if (count <= 0 || type_size * (size_t)count < (size_t)mca_coll_loom_component.bcast_min ||
         ompi_comm_size(comm) < mca_coll_loom_component.bcast_min_procs ||
+        (module->one_node && !mca_coll_loom_component.bcast_one_node) ||
         !mca_coll_loom_agreed(module, comm)) {
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }

@@ -47,14 +47,20 @@ static int mca_coll_loom_register(void)
     c->verbose = 0;
     mca_coll_loom_param("verbose", "Verbosity: 10 says, per communicator, why coll loom "
         "steps aside", OPAL_INFO_LVL_9, &c->verbose);
-    /* measured on tcp:lo (README): from 256 KiB at 8 ranks coll loom was
-     * faster than coll tuned; at 2 and 4 ranks it was not */
-    c->bcast_min = 262144;
+    /* measured (README, 2026-12-04): across nodes whose rails bound the
+     * broadcast (the virtual cluster at 200 mbit) coll loom took 0.78x coll
+     * tuned's time at 512 KiB and 0.41-0.59x from 1 MiB, at 4 ranks; on one
+     * node (8 ranks, tcp:lo) 1.5-4.4x at every size */
+    c->bcast_min = 524288;
     mca_coll_loom_param("bcast_min", "Broadcasts of fewer bytes go to the next component "
         "(0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_min);
-    c->bcast_min_procs = 8;
+    c->bcast_min_procs = 2;
     mca_coll_loom_param("bcast_min_procs", "On communicators of fewer processes broadcasts "
         "go to the next component (2-1000000)", OPAL_INFO_LVL_6, &c->bcast_min_procs);
+    c->bcast_one_node = 0;
+    mca_coll_loom_param("bcast_one_node", "Take broadcasts on a communicator whose ranks all "
+        "run on one node (0: leave them to the next component, measured faster there; 1: "
+        "take them)", OPAL_INFO_LVL_6, &c->bcast_one_node);
     c->bcast_segment = 262144;
     mca_coll_loom_param("bcast_segment", "Bytes per segment of a broadcast: a node forwards "
         "each segment as soon as it landed (4096-1073741824)", OPAL_INFO_LVL_6,
@@ -70,14 +76,21 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("bcast_chain_min", "Broadcasts of at least this many bytes run on a "
         "chain (each rank forwards every segment to the next, pipelined) instead of the tree "
         "of coll_loom_bcast_fanout (0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_chain_min);
-    /* measured on tcp:lo (README): from 1 MiB coll loom's allreduce was about
-     * as fast as coll tuned's at 2 ranks and faster at 4 and 8; below, the
-     * exchange of keys between all ranks costs more than it saves */
-    c->reduce_min = 1048576;
-    mca_coll_loom_param("reduce_min", "Reductions (MPI_Reduce, MPI_Allreduce) of fewer bytes "
-        "go to the next component (0-1073741824)", OPAL_INFO_LVL_6, &c->reduce_min);
+    /* measured (README, 2026-12-04): from 2 MiB coll loom's MPI_Reduce took
+     * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.67-0.73x on
+     * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); its
+     * MPI_Allreduce took 1.05-1.24x on the cluster at 200 mbit and 0.9-3x on
+     * one node, so it is left to the next component unless asked for */
+    c->reduce_min = 2097152;
+    mca_coll_loom_param("reduce_min", "MPI_Reduce calls of fewer bytes go to the next "
+        "component (0-1073741824)", OPAL_INFO_LVL_6, &c->reduce_min);
+    c->allreduce_min = -1;
+    mca_coll_loom_param("allreduce_min", "MPI_Allreduce calls of fewer bytes go to the next "
+        "component (-1: all of them, as measured slower; 0-1073741824)", OPAL_INFO_LVL_6,
+        &c->allreduce_min);
     c->reduce_min_procs = 2;
     mca_coll_loom_param("reduce_min_procs", "On communicators of fewer processes reductions "
+        "(MPI_Reduce, MPI_Allreduce) "
         "go to the next component (2-1000000)", OPAL_INFO_LVL_6, &c->reduce_min_procs);
     c->reduce_segment = 262144;
     mca_coll_loom_param("reduce_segment", "Bytes per segment of a reduction: the root reduces "
@@ -100,6 +113,12 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("allgather_min_procs", "On communicators of fewer processes "
         "allgathers go to the next component (2-1000000)", OPAL_INFO_LVL_6,
         &c->allgather_min_procs);
+    /* measured (README, 2026-12-04): on one node (8 ranks) 1.2-4.3x coll
+     * tuned's time; across the virtual cluster 0.5-0.98x from 2 MiB */
+    c->allgather_one_node = 0;
+    mca_coll_loom_param("allgather_one_node", "Take allgathers on a communicator whose ranks "
+        "all run on one node (0: leave them to the next component, measured faster there; "
+        "1: take them)", OPAL_INFO_LVL_6, &c->allgather_one_node);
     c->allgather_segment = 262144;
     mca_coll_loom_param("allgather_segment", "Bytes per push of a rank's block of an "
         "allgather (4096-1073741824)", OPAL_INFO_LVL_6, &c->allgather_segment);
@@ -138,6 +157,9 @@ static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mp
     (void)enable_mpi_threads;
     if (!mca_coll_loom_check("bcast_min", c->bcast_min, 0, 1 << 30) ||
         !mca_coll_loom_check("bcast_min_procs", c->bcast_min_procs, 2, 1000000) ||
+        !mca_coll_loom_check("bcast_one_node", c->bcast_one_node, 0, 1) ||
+        !mca_coll_loom_check("allreduce_min", c->allreduce_min, -1, 1 << 30) ||
+        !mca_coll_loom_check("allgather_one_node", c->allgather_one_node, 0, 1) ||
         !mca_coll_loom_check("bcast_segment", c->bcast_segment, 4096, 1 << 30) ||
         !mca_coll_loom_check("bcast_fanout", c->bcast_fanout, 1, 64) ||
         !mca_coll_loom_check("bcast_chain_min", c->bcast_chain_min, 0, 1 << 30) ||

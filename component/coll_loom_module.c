@@ -23,6 +23,7 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
     module->names             = NULL;
     module->calls             = 0;
     module->reached           = false;
+    module->one_node          = false;
     module->agreed            = 0;
     module->next_bcast        = NULL;
     module->next_bcast_module = NULL;
@@ -148,7 +149,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     const char *why;
     int rank, size = ompi_comm_size(comm);
     uint64_t *names;
-    bool reached;
+    bool reached, one_node = true;
 
     if (!mca_coll_loom_usable(comm, &why)) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: steps aside on "
@@ -166,6 +167,8 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
         if (rank == ompi_comm_rank(comm)) {
             continue; /* named once the BTL is known */
         }
+        one_node = one_node &&
+                   OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, rank)->super.proc_flags);
         names[rank] = mca_coll_loom_proc_name(ompi_comm_peer_lookup(comm, rank), &api);
         if (0 == names[rank]) {
             opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: btl loom "
@@ -183,6 +186,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
         return NULL;
     }
     module->reached                 = reached && NULL != api;
+    module->one_node                = one_node;
     module->api                     = api;
     module->names                   = names;
     module->super.coll_module_enable = mca_coll_loom_enable;

@@ -77,18 +77,19 @@ static bool mca_coll_loom_op_predefined(struct ompi_op_t *op)
 }
 
 /* What coll loom takes: a predefined operation on a contiguous predefined
- * type, large enough, on a communicator large enough and reached through
- * loom everywhere.  Every rank decides alike. */
+ * type, of at least min bytes (-1: none), on a communicator large enough and
+ * reached through loom everywhere.  Every rank decides alike. */
 static bool mca_coll_loom_reduce_takes(mca_coll_loom_module_t *module, int count,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm)
+                                       struct ompi_communicator_t *comm, int min)
 {
     size_t type_size;
 
     ompi_datatype_type_size(dtype, &type_size);
-    return count > 0 && ompi_datatype_is_predefined(dtype) && mca_coll_loom_op_predefined(op) &&
+    return count > 0 && min >= 0 && ompi_datatype_is_predefined(dtype) &&
+           mca_coll_loom_op_predefined(op) &&
            ompi_datatype_is_contiguous_memory_layout(dtype, count) &&
-           type_size * (size_t)count >= (size_t)mca_coll_loom_component.reduce_min &&
+           type_size * (size_t)count >= (size_t)min &&
            ompi_comm_size(comm) >= mca_coll_loom_component.reduce_min_procs &&
            mca_coll_loom_agreed(module, comm);
 }
@@ -111,7 +112,8 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     loom_region_t *src_region = NULL;
     int rc = MCA_COLL_LOOM_FALL_BACK;
 
-    if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm)) {
+    if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm,
+                                   mca_coll_loom_component.reduce_min)) {
         mca_coll_loom_reduction_init(&red, module, sbuf,
                                      (ompi_comm_rank(comm) == root) ? rbuf : NULL, count,
                                      dtype, op, root, MCA_COLL_BASE_TAG_REDUCE, comm);
@@ -148,7 +150,8 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
     mca_coll_loom_reduction_t red;
     int rc = MCA_COLL_LOOM_FALL_BACK;
 
-    if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm)) {
+    if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm,
+                                   mca_coll_loom_component.allreduce_min)) {
         mca_coll_loom_reduction_init(&red, module, sbuf, rbuf, count, dtype, op, 0,
                                      MCA_COLL_BASE_TAG_ALLREDUCE, comm);
         rc = mca_coll_loom_allreduce_sliced(&red);

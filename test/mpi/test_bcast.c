@@ -70,7 +70,7 @@ static void sweep(MPI_Comm comm, const char *name)
 /* A derived type of 3 ints (contiguous) and a vector of every other int. */
 static void datatypes(MPI_Comm comm)
 {
-    const int count = 100000;
+    const int count = 200000; /* 800 KB of vector: above coll_loom_bcast_min */
     MPI_Datatype three, every_other;
     unsigned long long fallbacks;
     int rank, *ints = (int *)buf, i;
