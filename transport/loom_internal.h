@@ -212,13 +212,16 @@ struct loom_peer {
 
 /* Messages of processes not connected yet, kept until we connected. */
 #define LOOM_STRANGERS_MAX 1024
-/* Refusals of a peer's requests waiting to leave, per peer. */
-#define LOOM_REFUSALS_MAX 256
-
 /* Push requests a process keeps unanswered at one owner, and serves an
  * owner keeps queued or in flight towards one destination: requesters wait
  * below it, so only a broken or hostile one reaches the owner's bound. */
 #define LOOM_PUSH_WINDOW 1024
+/* Refusals of a peer's requests waiting to leave, per peer: above what a
+ * requester keeps unanswered here (its push window, and its atomics), so
+ * that a refusal a legitimate requester waits for is never dropped (its
+ * operation would wait for ever); only one that ignores its window loses
+ * answers. */
+#define LOOM_REFUSALS_MAX (2 * LOOM_PUSH_WINDOW)
 
 /* Atomics a process keeps unanswered at one peer, and answers a target
  * keeps waiting to leave towards one requester (a hostile one's beyond are

@@ -15,8 +15,9 @@
  *   for byte;
  * - asks: 1000 acknowledgement requests while the child holds its progress
  *   are answered by a few acknowledgements, not 1000;
- * - refusals: 1000 push requests refused while the child cannot send queue
- *   no more than LOOM_REFUSALS_MAX answers; the rest are dropped and counted.
+ * - refusals: LOOM_REFUSALS_MAX + 500 push requests refused while the child
+ *   cannot send queue no more than LOOM_REFUSALS_MAX answers; the rest are
+ *   dropped and counted.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the engine's senders and the state the checks look at */
@@ -30,7 +31,7 @@
 #define WINDOW       16
 #define AHEAD        2000
 #define ASKS         1000
-#define PUSHES       1000
+#define PUSHES       (LOOM_REFUSALS_MAX + 500)
 #define MSG_MAX      700
 #define UNKNOWN_PROC 0x7777ull
 
