@@ -77,7 +77,7 @@ static int mca_coll_loom_register(void)
         "chain (each rank forwards every segment to the next, pipelined) instead of the tree "
         "of coll_loom_bcast_fanout (0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_chain_min);
     /* measured (README, 2026-12-04): from 2 MiB coll loom's MPI_Reduce took
-     * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.67-0.73x on
+     * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.29-0.73x on
      * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); its
      * MPI_Allreduce took 1.05-1.24x on the cluster at 200 mbit and 0.9-3x on
      * one node, so it is left to the next component unless asked for */
