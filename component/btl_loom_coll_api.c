@@ -122,7 +122,6 @@ const mca_btl_loom_coll_api_t mca_btl_loom_coll_api = {
     .counter_add      = mca_btl_loom_coll_counter_add,
     .counters_open    = mca_btl_loom_coll_counters_open,
     .counters_release = mca_btl_loom_coll_counters_release,
-
     .mem_register     = mca_btl_loom_coll_mem_register,
     .mem_deregister   = mca_btl_loom_coll_mem_deregister,
     .strerror         = loom_strerror,

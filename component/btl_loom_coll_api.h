@@ -33,7 +33,6 @@ typedef struct mca_btl_loom_coll_api {
     /* Releases counters first .. first + count - 1; returns the pushes that
      * waited on them and were cancelled. */
     unsigned (*counters_release)(uint64_t first, unsigned count);
-
     /* Registers [addr, addr + length) with access, and packs its key into
      * key (*key_size bytes, at most LOOM_OP_MSG_MAX). */
     int      (*mem_register)(void *addr, size_t length, unsigned access,

@@ -18,14 +18,14 @@ int mca_btl_loom_push_params_register(void)
         "for conditional pushes (a collective opens its own for each call and releases "
         "them; other counters are made by the first push waiting on one or the first "
         "addition to one); beyond, a push or an addition naming a new one is refused, and "
-        "a collective that cannot open its own steps aside (16-1000000)", MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6,
-        &c->push_counters);
+        "a collective that cannot open its own steps aside (16-1000000)",
+        MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->push_counters);
     c->push_waiting = 4096;
     mca_btl_loom_param_register("push_waiting", "Pushes that may wait here on a counter at "
         "once, from all processes; beyond, a push request is refused and its requester and "
         "notified processes are told (a broadcast through coll loom fails with an error: "
-        "keep it above coll loom's segments per call times the tree's fanout; 16-1000000)", MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6,
-        &c->push_waiting);
+        "keep it above coll loom's segments per call times the tree's fanout; 16-1000000)",
+        MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->push_waiting);
     return OPAL_SUCCESS;
 }
 

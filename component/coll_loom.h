@@ -63,7 +63,6 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
     const mca_btl_loom_coll_api_t *api;
     uint64_t *names;     /* loom's name of each rank of the communicator */
-    uint32_t  calls;     /* collectives run here on this communicator */
     bool      reached;   /* btl loom reaches every rank from here */
     bool      one_node;  /* every rank runs on this node (the same at every rank) */
     int       agreed;    /* every rank reached from every rank: 1 yes, -1 no,

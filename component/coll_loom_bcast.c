@@ -6,11 +6,12 @@
  *     the call and sends address, key and counters to the root (one small
  *     message; the registration comes from loom's cache);
  *  2. the root issues the whole schedule of a tree of fanout children per
- *     node (a chain from coll_loom_bcast_chain_min bytes), segment by segment: its own pushes to its children, and for
- *     every inner node a push of that node's copy of the segment to each of
- *     its children, waiting at the inner node on that node's counter of the
- *     segment, which the push bringing the segment adds one to; nobody
- *     handshakes per hop, and a node forwards a segment as soon as it landed;
+ *     node (a chain from coll_loom_bcast_chain_min bytes), segment by
+ *     segment: its own pushes to its children, and for every inner node
+ *     a push of that node's copy of the segment to each of its children,
+ *     waiting at the inner node on that node's counter of the segment,
+ *     which the push bringing the segment adds one to; nobody handshakes
+ *     per hop, and a node forwards a segment as soon as it landed;
  *  3. each push tells its destination (the segment's counter and the total)
  *     and the inner node it read (its forwards); a rank returns once all
  *     its segments landed and its forwards ended, the root once its
@@ -43,7 +44,7 @@ static const unsigned mca_coll_loom_buffer_access =
  * release their counters and what waits on them is cancelled. */
 static void mca_coll_loom_bcast_failed(mca_coll_loom_call_t *call)
 {
-    mca_coll_loom_bcast_outcome(call, call->dests, MCA_COLL_LOOM_OUTCOME_FAILED);
+    mca_coll_loom_bcast_outcome(call, MCA_COLL_LOOM_OUTCOME_FAILED);
 }
 
 /* Every rank's buffer and counters, and whether all can take part. */
@@ -93,22 +94,23 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
         }
     }
     if (MCA_COLL_LOOM_FALL_BACK == word && NULL != call->dests) {
-        mca_coll_loom_bcast_outcome(call, call->dests, MCA_COLL_LOOM_OUTCOME_FALL_BACK);
+        mca_coll_loom_bcast_outcome(call, MCA_COLL_LOOM_OUTCOME_FALL_BACK);
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
         /* segment by segment, parents before their children */
         call->tell_failed = mca_coll_loom_bcast_failed;
         for (s = 0; s < call->segments; ++s) {
             for (v = 1; v < call->size; ++v) {
-                mca_coll_loom_bcast_edge(call, call->dests, s, v);
+                mca_coll_loom_bcast_edge(call, s, v);
             }
         }
         rc = mca_coll_loom_drain(call);
         if (LOOM_OK != call->failure) {
             opal_output(0, "coll loom: a broadcast of %zu bytes on %s failed: %s",
                         call->bytes, comm->c_name, call->module->api->strerror(call->failure));
-            /* FAILED, then one more: nothing of the call moves any more */
-            mca_coll_loom_bcast_outcome(call, call->dests, 1);
+            /* after FAILED: nothing of the call moves any more */
+            mca_coll_loom_bcast_outcome(call, MCA_COLL_LOOM_OUTCOME_ENDED -
+                                                  MCA_COLL_LOOM_OUTCOME_FAILED);
             word = MCA_COLL_LOOM_ENDED;
         }
     }
@@ -157,7 +159,8 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a broadcast of "
                             "%zu bytes on %s goes to the next component (a buffer not "
-                            "contiguous or not registered, or no room for counters)", call.bytes, comm->c_name);
+                            "contiguous or not registered, or no room for counters)",
+                            call.bytes, comm->c_name);
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
     return rc;

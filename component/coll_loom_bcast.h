@@ -41,14 +41,13 @@ int mca_coll_loom_bcast_children(const mca_coll_loom_call_t *call, int v);
 int mca_coll_loom_bcast_vrank(const mca_coll_loom_call_t *call);
 /* The counters a rank at v opens for the call. */
 unsigned mca_coll_loom_bcast_counters(const mca_coll_loom_call_t *call, int v);
-/* The push of segment s from the node at v's parent to v, waiting at the
- * parent (unless it is the root) for the segment to land there, with its
- * notices: v's segment and total, the parent's forwards. */
-void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
-                              unsigned s, int v);
-/* The root adds amount to OUTCOME at every rank of dests that can hear it. */
-void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
-                                 uint64_t amount);
+/* The push of segment s from the node at v's parent to v (call->dests),
+ * waiting at the parent (unless it is the root) for the segment to land
+ * there, with its notices: v's segment and total, the parent's forwards. */
+void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, unsigned s, int v);
+/* The root adds amount to OUTCOME at every rank of call->dests that can hear
+ * it. */
+void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, uint64_t amount);
 /* Any rank but the root: opens its counters, sends its buffer (call->own)
  * to the root and waits as the header says.  OMPI_SUCCESS, FALL_BACK, or an
  * error. */

@@ -42,9 +42,9 @@ unsigned mca_coll_loom_bcast_counters(const mca_coll_loom_call_t *call, int v)
                : MCA_COLL_LOOM_BCAST_SEGMENT + call->segments;
 }
 
-void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
-                              unsigned s, int v)
+void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, unsigned s, int v)
 {
+    const mca_coll_loom_dest_t *dests = call->dests;
     const uint64_t *names = call->module->names;
     int to = mca_coll_loom_bcast_real(call, v);
     int from = mca_coll_loom_bcast_real(call, mca_coll_loom_bcast_parent(call, v));
@@ -82,10 +82,10 @@ void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, const mca_coll_loom_de
     mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_op_end, &args);
 }
 
-void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *dests,
-                                 uint64_t amount)
+void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, uint64_t amount)
 {
     const mca_btl_loom_coll_api_t *api = call->module->api;
+    const mca_coll_loom_dest_t *dests = call->dests;
     int rank, rc;
 
     for (rank = 0; rank < call->size; ++rank) {

@@ -36,7 +36,6 @@ void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t 
     segment = (segment + unit - 1) / unit * unit;
     call->segment  = segment;
     call->segments = (unsigned)((bytes + segment - 1) / segment);
-    ++module->calls;
 }
 
 size_t mca_coll_loom_segment_length(const mca_coll_loom_call_t *call, unsigned s)
@@ -123,7 +122,7 @@ void mca_coll_loom_push_own(mca_coll_loom_call_t *call, const mca_coll_loom_dest
 static int mca_coll_loom_send_word(mca_coll_loom_call_t *call, int32_t word,
                                    ompi_request_t **reqs)
 {
-    mca_coll_loom_word_t msg = {word, call->segments};
+    mca_coll_loom_word_t msg = {word};
     int rank, rc = OMPI_SUCCESS;
 
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
@@ -165,11 +164,6 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
     return mca_coll_loom_send_word(call, word, NULL);
 }
 
-int mca_coll_loom_tell_started(mca_coll_loom_call_t *call, int32_t word, ompi_request_t **reqs)
-{
-    return mca_coll_loom_send_word(call, word, reqs);
-}
-
 int mca_coll_loom_drain(mca_coll_loom_call_t *call)
 {
     ompi_request_t **reqs = NULL;
@@ -186,7 +180,7 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
             /* started, not waited for: the ranks' words are small (without
              * memory for the requests, each is sent as it goes) */
             reqs = calloc((size_t)call->size, sizeof(*reqs));
-            rc   = mca_coll_loom_tell_started(call, MCA_COLL_LOOM_FAILED, reqs);
+            rc   = mca_coll_loom_send_word(call, MCA_COLL_LOOM_FAILED, reqs);
             told = true;
             continue;
         }
@@ -205,7 +199,7 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
 
 int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine_size)
 {
-    mca_coll_loom_word_t msg = {MCA_COLL_LOOM_FAILED, 0};
+    mca_coll_loom_word_t msg = {MCA_COLL_LOOM_FAILED};
     int rc;
 
     rc = MCA_PML_CALL(send(mine, mine_size, MPI_BYTE, call->root, call->tag,

@@ -16,7 +16,6 @@ enum { MCA_COLL_LOOM_DONE = 0, MCA_COLL_LOOM_FALL_BACK = 1, MCA_COLL_LOOM_FAILED
 
 typedef struct mca_coll_loom_word {
     int32_t  word;
-    uint32_t segments;      /* the root's */
 } mca_coll_loom_word_t;
 
 /* Requests one call sends one owner at most, which bounds its segments:
@@ -97,10 +96,6 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call);
 int mca_coll_loom_gather(mca_coll_loom_call_t *call, void *msgs, size_t msg_size);
 /* The root's word to every other rank. */
 int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word);
-/* The root's word to every other rank, started (reqs[rank]; call->told
- * holds it). */
-int mca_coll_loom_tell_started(mca_coll_loom_call_t *call, int32_t word,
-                               struct ompi_request_t **reqs);
 /* Any rank but the root of a call that only reads its memory: sends mine
  * (its buffers) to the root, then waits for the root's word.  Returns
  * OMPI_SUCCESS, FALL_BACK, or an error. */

@@ -67,7 +67,7 @@ static int mca_coll_loom_register(void)
         &c->bcast_segment);
     c->bcast_fanout = 2;
     mca_coll_loom_param("bcast_fanout", "Children of each node of the broadcast tree "
-        "below btl_loom_bcast_chain_min bytes (1: a chain; 1-64)", OPAL_INFO_LVL_6,
+        "below coll_loom_bcast_chain_min bytes (1: a chain; 1-64)", OPAL_INFO_LVL_6,
         &c->bcast_fanout);
     /* a chain sends every byte once from each node, a tree of fanout 2 twice
      * from each inner node: when bandwidth bounds a broadcast, the chain's
@@ -90,8 +90,8 @@ static int mca_coll_loom_register(void)
         &c->allreduce_min);
     c->reduce_min_procs = 2;
     mca_coll_loom_param("reduce_min_procs", "On communicators of fewer processes reductions "
-        "(MPI_Reduce, MPI_Allreduce) "
-        "go to the next component (2-1000000)", OPAL_INFO_LVL_6, &c->reduce_min_procs);
+        "(MPI_Reduce, MPI_Allreduce) go to the next component (2-1000000)", OPAL_INFO_LVL_6,
+        &c->reduce_min_procs);
     c->reduce_segment = 262144;
     mca_coll_loom_param("reduce_segment", "Bytes per segment of a reduction: the root reduces "
         "each segment as it lands, and an allreduce broadcasts it once reduced "

@@ -21,7 +21,6 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
 {
     module->api               = NULL;
     module->names             = NULL;
-    module->calls             = 0;
     module->reached           = false;
     module->one_node          = false;
     module->agreed            = 0;

@@ -23,7 +23,8 @@ const char *loom_strerror(int rc)
     case LOOM_ERR_RANGE:     return "remote address outside the registered region";
     case LOOM_ERR_NOT_FOUND: return "not found";
     case LOOM_ERR_CANCELLED: return "cancelled (its counter was released)";
-    case LOOM_ERR_LIMIT:     return "refused at a configured bound (push counters or waiting pushes)";
+    case LOOM_ERR_LIMIT:
+        return "refused at a configured bound (push counters or waiting pushes)";
     default:                 return "unknown error";
     }
 }

@@ -151,7 +151,6 @@ void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t 
     loom_counter_t *counter;
     loom_wire_push_req_t req;
     uint64_t id;
-
     int rc = LOOM_ERR_NOMEM;
 
     memcpy(&req, data, sizeof(req));
@@ -221,7 +220,6 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, cons
     loom_wire_push_notice_t notice;
     loom_notice_held_t *held;
     uint64_t counter;
-
     int rc = LOOM_OK;
 
     memcpy(&notice, data, sizeof(notice));
@@ -268,12 +266,11 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, cons
 void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length)
 {
     loom_wire_counter_add_t msg;
+    int rc;
 
     (void)length; /* checked by the engine's dispatch */
     memcpy(&msg, data, sizeof(msg));
-    int rc = loom_counter_bump(peer->engine, loom_from_le64(msg.counter),
-                               loom_from_le64(msg.amount));
-
+    rc = loom_counter_bump(peer->engine, loom_from_le64(msg.counter), loom_from_le64(msg.amount));
     if (LOOM_ERR_NOT_FOUND == rc) {
         /* a counter handed out here and released: its call ended */
         loom_log(peer->engine, LOOM_LOG_INFO, "peer %#llx added to counter %#llx, released: "
