@@ -123,6 +123,12 @@ median() {
              else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# a over b, two decimals, or n/a
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b;
+                                    else print "n/a" }'
+}
+
 echo "# coll-bench, $(date -u '+%Y-%m-%d %H:%M UTC'): $shape; median of $rounds rounds,"
 echo "# us per call (slowest rank); x: against coll tuned over btl loom"
 for prog in $only; do
@@ -133,10 +139,6 @@ for prog in $only; do
         for c in $configs; do
             row+=("$(median "$prog" "$c" "$size")")
         done
-        ratio() {
-            awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b;
-                                            else print "n/a" }'
-        }
         printf '%10s %11s %11s %11s %11s %9s %9s\n' "$size" "${row[@]}" \
             "$(ratio "${row[0]}" "${row[2]}")" "$(ratio "${row[1]}" "${row[2]}")"
     done
