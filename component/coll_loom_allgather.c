@@ -76,7 +76,7 @@ static int mca_coll_loom_allgather_run(mca_coll_loom_allgather_t *ag)
     }
     rc = mca_coll_loom_exchange(call, ag->dests, sizeof(*ag->dests), ag->reqs);
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (!ag->dests[rank].usable) {
+        if (!mca_coll_loom_dest_usable(&ag->dests[rank])) {
             return MCA_COLL_LOOM_FALL_BACK; /* every rank alike */
         }
     }

@@ -66,7 +66,8 @@ static int mca_coll_loom_allreduce_exchange(mca_coll_loom_reduction_t *red)
 
     rc = mca_coll_loom_exchange(call, red->msgs, sizeof(*red->msgs), red->reqs);
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (!red->msgs[rank].src.usable || !red->msgs[rank].dst.usable) {
+        if (!mca_coll_loom_dest_usable(&red->msgs[rank].src) ||
+            !mca_coll_loom_dest_usable(&red->msgs[rank].dst)) {
             return MCA_COLL_LOOM_FALL_BACK;
         }
     }

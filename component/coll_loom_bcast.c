@@ -66,7 +66,7 @@ static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
                                                  scratch.counters + MCA_COLL_LOOM_BCAST_OUTCOME,
                                                  MCA_COLL_LOOM_OUTCOME_FALL_BACK);
         }
-        if (NULL == dests || !dests[rank].usable || dests[rank].segments != call->segments) {
+        if (NULL == dests || !mca_coll_loom_dest_usable(&dests[rank]) || dests[rank].segments != call->segments) {
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }

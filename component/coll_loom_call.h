@@ -35,6 +35,13 @@ typedef struct mca_coll_loom_dest {
     uint8_t  key[LOOM_OP_MSG_MAX];
 } mca_coll_loom_dest_t;
 
+/* A buffer another rank told can take part: it says so, and the key fits
+ * (its size is the sender's word; the key parser reads that many bytes). */
+static inline bool mca_coll_loom_dest_usable(const mca_coll_loom_dest_t *dest)
+{
+    return 0 != dest->usable && dest->key_size <= sizeof(dest->key);
+}
+
 /* One call as this rank runs it. */
 typedef struct mca_coll_loom_call {
     mca_coll_loom_module_t *module;

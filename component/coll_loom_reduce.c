@@ -35,7 +35,8 @@ static int mca_coll_loom_reduce_root(mca_coll_loom_reduction_t *red)
     red->msgs = calloc((size_t)call->size, sizeof(*red->msgs));
     rc = mca_coll_loom_gather(call, red->msgs, sizeof(*red->msgs));
     for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (NULL == red->msgs || (rank != call->root && !red->msgs[rank].src.usable)) {
+        if (NULL == red->msgs ||
+            (rank != call->root && !mca_coll_loom_dest_usable(&red->msgs[rank].src))) {
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }

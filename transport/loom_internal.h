@@ -325,6 +325,7 @@ typedef struct loom_push_waiting {
     uint64_t        counter;
     uint64_t        threshold;
     int             rail;        /* it came by; -1: this process asked */
+    uint64_t        asker;       /* the process it is for: cancelled when that goes */
     size_t          length;
     uint8_t         msg[];       /* the request as it came */
 } loom_push_waiting_t;
@@ -730,6 +731,10 @@ void loom_rcache_fini(loom_engine_t *engine);
 /* region.c */
 int  loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
                     const loom_wire_key_t **key_p);
+/* The same for a key a message carries as its last part: size must be the
+ * key's own, not a byte more (a request padded behind it is refused). */
+int  loom_key_parse_whole(const loom_engine_t *engine, const void *buf, size_t size,
+                          const loom_wire_key_t **key_p);
 int  loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int rail,
                    uct_rkey_bundle_t *bundle);
 /* The fixed part of a key, copied out: keys sit at any alignment inside the
@@ -860,19 +865,27 @@ int  loom_rdma_wait_on(loom_op_t *op, ucs_status_t status);
 
 /* push_serve.c */
 /* A push request, from a peer (by rail) or of this process (rail -1),
- * checked whole (header, notices, keys, bounds) and served now. */
-void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t length);
+ * checked whole (header, notices, keys, bounds) and served now.  asker is
+ * the process it is for: its requester, or the peer whose multicast
+ * request this process serves as pushes of its own; memory is read for
+ * anyone but this process only with remote read access. */
+void loom_push_serve(loom_engine_t *engine, int rail, uint64_t asker, const void *data,
+                     size_t length);
 int  loom_push_serve_stripe(loom_op_t *op);
 /* Refused: its notify_proc and notices are told why. */
 void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t length,
                       int rc);
+/* LOOM_OK if the request's length is what its notices and key need, and
+ * the key is whole; LOOM_ERR_INVALID (logged) otherwise. */
+int  loom_push_req_form(loom_engine_t *engine, const void *data, size_t length);
 /* The request's notices, or NULL with an error for a malformed request. */
 int  loom_push_req_notices(const void *data, size_t length, loom_serve_notices_t *notices,
                            const uint8_t **key_p, size_t *key_len_p);
 
 /* push_cond.c */
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
-void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t length);
+void loom_push_accept(loom_engine_t *engine, int rail, uint64_t asker, const void *data,
+                      size_t length);
 /* A notice (loom_wire_push_notice_t, length checked) from owner; rail -1:
  * one of ours to ourselves. */
 void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner,

@@ -88,7 +88,9 @@ void loom_push_issue_local(loom_engine_t *engine, loom_peer_t *dest, loom_op_t *
     loom_op_start(dest, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
     op->rail = -1;
     ++dest->push_reqs;
-    loom_push_accept(engine, -1, op->msg, op->msg_len);
+    /* a multicast destination is served for the peer that asked */
+    loom_push_accept(engine, -1, (0 != op->multi_peer) ? op->multi_peer : engine->config.name,
+                     op->msg, op->msg_len);
 }
 
 uint64_t loom_push_request_id(const loom_op_t *op)

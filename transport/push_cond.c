@@ -96,7 +96,7 @@ static void loom_counter_fire(loom_engine_t *engine, loom_counter_t *counter)
         waiting = ucs_list_extract_head(&ready, loom_push_waiting_t, link);
         --engine->push.stats.waiting;
         ++engine->push.stats.fired;
-        loom_push_serve(engine, waiting->rail, waiting->msg, waiting->length);
+        loom_push_serve(engine, waiting->rail, waiting->asker, waiting->msg, waiting->length);
         free(waiting);
     }
 }
@@ -112,6 +112,11 @@ static int loom_counter_bump(loom_engine_t *engine, uint64_t id, uint64_t amount
     counter = loom_counter_get(engine, id, &rc);
     if (NULL == counter) {
         return rc;
+    }
+    if (amount > UINT64_MAX - counter->value) {
+        /* an amount off the wire that would wrap it past the thresholds
+         * waiting on it, back to below them */
+        return LOOM_ERR_INVALID;
     }
     counter->value += amount;
     ++engine->push.stats.counter_adds;
@@ -145,7 +150,8 @@ static void loom_push_waiting_cancel(loom_engine_t *engine, loom_push_waiting_t 
 
 /* A request checked for its header: served now, or kept until its counter
  * reaches the threshold (refused at the bounds). */
-void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t length)
+void loom_push_accept(loom_engine_t *engine, int rail, uint64_t asker, const void *data,
+                      size_t length)
 {
     loom_push_waiting_t *waiting;
     loom_counter_t *counter;
@@ -157,7 +163,7 @@ void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t 
     id = loom_from_le64(req.cond_counter);
     counter = (0 == id) ? NULL : loom_hash_get(&engine->push.counters, id);
     if (0 == id || (NULL != counter && counter->value >= loom_from_le64(req.cond_threshold))) {
-        loom_push_serve(engine, rail, data, length);
+        loom_push_serve(engine, rail, asker, data, length);
         return;
     }
     if (engine->push.stats.waiting >= loom_push_waiting_max(engine)) {
@@ -179,6 +185,7 @@ void loom_push_accept(loom_engine_t *engine, int rail, const void *data, size_t 
     waiting->counter   = id;
     waiting->threshold = loom_from_le64(req.cond_threshold);
     waiting->rail      = rail;
+    waiting->asker     = asker;
     waiting->length    = length;
     memcpy(waiting->msg, data, length);
     ucs_list_add_tail(&counter->waiting, &waiting->link);
@@ -209,7 +216,11 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
                  "as its requester or the process to answer");
         return UCS_OK;
     }
-    loom_push_accept(engine, rail->index, data, length);
+    if (LOOM_OK != loom_push_req_form(engine, data, length)) {
+        loom_push_refuse(engine, rail->index, data, length, LOOM_ERR_INVALID);
+        return UCS_OK;
+    }
+    loom_push_accept(engine, rail->index, loom_from_le64(req.requester), data, length);
     return UCS_OK;
 }
 
@@ -324,19 +335,18 @@ int loom_push_notices_progress(loom_engine_t *engine)
     return loom_push_notices_deliver(engine);
 }
 
-/* A requester that disconnected or failed: its waiting pushes are cancelled
- * (the processes they name are told). */
+/* A requester that said goodbye, disconnected or failed: its waiting
+ * pushes, and those it asked for by multicast, are cancelled (the
+ * processes they name are told). */
 void loom_push_peer_gone(loom_engine_t *engine, uint64_t name)
 {
     loom_push_waiting_t *waiting, *tmp;
-    loom_wire_push_req_t req;
     loom_counter_t *counter;
     size_t pos = 0;
 
     while (NULL != (counter = loom_hash_next(&engine->push.counters, &pos))) {
         ucs_list_for_each_safe(waiting, tmp, &counter->waiting, link) {
-            memcpy(&req, waiting->msg, sizeof(req));
-            if (loom_from_le64(req.requester) == name) {
+            if (waiting->asker == name) {
                 ucs_list_del(&waiting->link);
                 loom_push_waiting_cancel(engine, waiting);
             }

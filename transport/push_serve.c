@@ -40,6 +40,30 @@ int loom_push_req_notices(const void *data, size_t length, loom_serve_notices_t 
     return LOOM_OK;
 }
 
+int loom_push_req_form(loom_engine_t *engine, const void *data, size_t length)
+{
+    loom_serve_notices_t notices;
+    const loom_wire_key_t *dst_key;
+    const uint8_t *key;
+    size_t key_len;
+    int rc = (length > LOOM_OP_MSG_MAX) ? LOOM_ERR_INVALID : LOOM_OK;
+
+    /* no request of ours is longer than what an op holds: a longer one
+     * only makes the owner keep its bytes while it waits */
+    if (LOOM_OK == rc) {
+        rc = loom_push_req_notices(data, length, &notices, &key, &key_len);
+    }
+    if (LOOM_OK == rc) {
+        rc = loom_key_parse_whole(engine, key, key_len, &dst_key);
+    }
+    if (LOOM_OK != rc) {
+        loom_log(engine, LOOM_LOG_WARN, "a push request of %zu bytes does not hold what its "
+                 "notices and destination key need (at most %d bytes, nothing behind the key)",
+                 length, LOOM_OP_MSG_MAX);
+    }
+    return rc;
+}
+
 void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t length, int rc)
 {
     loom_serve_notices_t notices;
@@ -82,8 +106,8 @@ static int loom_push_serve_rail(loom_peer_t *dest, int rail, const loom_wire_pus
 /* Every check a request passes before it is served; the destination's
  * rkey on the rail the data goes by comes back in rkey, and its whole key
  * (every rail's, within data) in key and key_len. */
-static int loom_push_check(loom_engine_t *engine, int rail, const void *data, size_t length,
-                           loom_serve_notices_t *notices, loom_peer_t **dest_p, int *dest_rail_p,
+static int loom_push_check(loom_engine_t *engine, int rail, uint64_t asker, const void *data,
+                           size_t length, loom_serve_notices_t *notices, loom_peer_t **dest_p, int *dest_rail_p,
                            loom_region_t **region_p, uct_rkey_bundle_t *rkey,
                            loom_wire_key_t *dst_fields, const uint8_t **key_p,
                            size_t *key_len_p)
@@ -109,7 +133,7 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
         }
     }
     if (LOOM_OK == rc) {
-        rc = loom_key_parse(engine, key, key_len, &dst_key);
+        rc = loom_key_parse_whole(engine, key, key_len, &dst_key);
     }
     dest = loom_peer_lookup(engine, loom_from_le64(req.dest_proc));
     if (LOOM_OK == rc && NULL == dest) {
@@ -123,8 +147,11 @@ static int loom_push_check(loom_engine_t *engine, int rail, const void *data, si
                                loom_from_le32(req.src_epoch), loom_from_le64(req.src_addr),
                                len, region_p);
     }
-    if (LOOM_OK == rc && !((*region_p)->access & LOOM_ACCESS_REMOTE_READ) && rail >= 0) {
-        rc = LOOM_ERR_STALE_KEY; /* registered without remote read (ours may read it) */
+    if (LOOM_OK == rc && !((*region_p)->access & LOOM_ACCESS_REMOTE_READ) &&
+        asker != engine->config.name) {
+        /* registered without remote read: only we may read it, whatever
+         * path a peer's request took (a multicast is served as our own) */
+        rc = LOOM_ERR_STALE_KEY;
     }
     if (LOOM_OK != rc) {
         return rc;
@@ -199,7 +226,8 @@ int loom_push_serve_stripe(loom_op_t *op)
     return LOOM_OK;
 }
 
-void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t length)
+void loom_push_serve(loom_engine_t *engine, int rail, uint64_t asker, const void *data,
+                     size_t length)
 {
     loom_serve_notices_t notices;
     loom_wire_key_t dst_fields;
@@ -222,7 +250,7 @@ void loom_push_serve(loom_engine_t *engine, int rail, const void *data, size_t l
                  "(%#llx) is not connected", (unsigned long long)loom_from_le64(req.notify_proc));
         return;
     }
-    rc = loom_push_check(engine, rail, data, length, &notices, &dest, &dest_rail, &region,
+    rc = loom_push_check(engine, rail, asker, data, length, &notices, &dest, &dest_rail, &region,
                          &rkey, &dst_fields, &key, &key_len);
     op = (LOOM_OK == rc) ? loom_op_alloc_ctrl(engine) : NULL;
     if (LOOM_OK == rc && NULL == op) {

@@ -199,6 +199,21 @@ int loom_key_parse(const loom_engine_t *engine, const void *buf, size_t size,
     return LOOM_OK;
 }
 
+int loom_key_parse_whole(const loom_engine_t *engine, const void *buf, size_t size,
+                         const loom_wire_key_t **key_p)
+{
+    loom_wire_key_t fields;
+    int rc = loom_key_parse(engine, buf, size, key_p);
+
+    if (LOOM_OK != rc) {
+        return rc;
+    }
+    fields = loom_key_fields(buf);
+    return (size == loom_key_bytes(loom_from_le16(fields.rail_count),
+                                   loom_from_le16(fields.rkey_stride))) ? LOOM_OK
+                                                                        : LOOM_ERR_INVALID;
+}
+
 /* Unpack the part of a (parsed) key that is valid on our rail. */
 int loom_key_rkey(const loom_engine_t *engine, const loom_wire_key_t *key, int rail,
                   uct_rkey_bundle_t *bundle)

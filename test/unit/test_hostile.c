@@ -17,7 +17,10 @@
  *   are answered by a few acknowledgements, not 1000;
  * - refusals: LOOM_REFUSALS_MAX + 500 push requests refused while the child
  *   cannot send queue no more than LOOM_REFUSALS_MAX answers; the rest are
- *   dropped and counted.
+ *   dropped and counted;
+ * - padded: conditional push requests with bytes behind the destination's
+ *   key are refused, not kept waiting (a peer could make the owner hold
+ *   gigabytes); the one well-formed request beside them waits.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the engine's senders and the state the checks look at */
@@ -368,6 +371,61 @@ static void forged_push_child(unit_ctx_t *ctx)
     free(secret);
 }
 
+/* ---- padded push requests --------------------------------------------------------------- */
+
+#define PADDED     40
+#define PADDING    1000
+#define PAD_COUNTER 0x77
+
+static void padded_parent(unit_ctx_t *ctx)
+{
+    size_t key_size = loom_key_size(ctx->engine);
+    uint8_t msg[LOOM_OP_MSG_MAX + PADDING], *mem = unit_alloc(4096);
+    loom_wire_push_req_t req;
+    loom_region_t *region;
+    size_t length;
+    unsigned i;
+
+    CHECK_RC(loom_mem_register(ctx->engine, mem, 4096, &region), LOOM_OK);
+    ctx->log_quiet = true; /* the child's refusals answer requests we never made */
+    memset(msg, 0xab, sizeof(msg));
+    for (i = 0; i <= PADDED; ++i) {
+        length = sizeof(req) + key_size + ((i < PADDED) ? PADDING : 0);
+        memset(&req, 0, sizeof(req));
+        loom_wire_hdr_fill(&req.hdr, LOOM_WIRE_PUSH_REQ, 0, length);
+        req.request_id     = loom_le64(0xbeef0000ull + i);
+        req.requester      = loom_le64(ctx->name);
+        req.dest_proc      = loom_le64(ctx->name);
+        req.notify_proc    = loom_le64(ctx->name);
+        req.dst_addr       = loom_le64((uint64_t)(uintptr_t)mem);
+        req.length         = loom_le64(16);
+        req.src_region_id  = loom_le64(0xbad0000ull);
+        req.cond_counter   = loom_le64(PAD_COUNTER);
+        req.cond_threshold = loom_le64(1);
+        memcpy(msg, &req, sizeof(req));
+        CHECK_RC(loom_key_pack(region, msg + sizeof(req), key_size), LOOM_OK);
+        raw_send(ctx, LOOM_WIRE_PUSH_REQ, NULL, msg, length);
+    }
+    unit_barrier(ctx);
+    loom_mem_deregister(region);
+    free(mem);
+}
+
+static void padded_child(unit_ctx_t *ctx)
+{
+    const loom_push_stats_t *stats = loom_engine_push_stats(ctx->engine);
+    unsigned long refused = rail_stats(ctx)->refused;
+
+    ctx->log_quiet = true;
+    UNIT_WAIT(ctx, rail_stats(ctx)->refused - refused >= PADDED && 1 == stats->waiting);
+    unit_progress_for(ctx, 0.1);
+    CHECK_UEQ(rail_stats(ctx)->refused - refused, PADDED);
+    CHECK_UEQ(stats->waiting, 1);
+    CHECK(unit_log_contains(ctx, "does not hold what its notices and destination key need"));
+    CHECK_UEQ(loom_counter_release(ctx->engine, PAD_COUNTER), 1);
+    unit_barrier(ctx);
+}
+
 int main(int argc, char **argv)
 {
     unit_options_t options = {.configure = hostile_configure};
@@ -381,5 +439,6 @@ int main(int argc, char **argv)
     rc |= RUN("test_hostile asks", asks_parent, asks_child);
     rc |= RUN("test_hostile refusals", refusals_parent, refusals_child);
     rc |= RUN("test_hostile forged push", forged_push_parent, forged_push_child);
+    rc |= RUN("test_hostile padded push", padded_parent, padded_child);
     return rc;
 }

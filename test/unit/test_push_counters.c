@@ -7,7 +7,9 @@
  *    not make it again: the notice is dropped, the push cancelled;
  *  - a push that fails tells B's counter so (loom_counter_status);
  *  - a push refused at B's bound on counters or waiting pushes reaches A as
- *    LOOM_ERR_LIMIT, and every rail stays in use: the next push lands.
+ *    LOOM_ERR_LIMIT, and every rail stays in use: the next push lands;
+ *  - an addition that would wrap a counter past UINT64_MAX, B's own or one
+ *    off the wire from A, is refused and the counter keeps its value.
  */
 #include "push_state.h"
 
@@ -199,6 +201,52 @@ static void bounds(state_t *st)
     unit_group_barrier(group);
 }
 
+/* Counter 0x903 at B stands at 2 with a push waiting on it for 3: an
+ * amount that would wrap it round to 1 is refused, from A and from B. */
+static void no_wrap(state_t *st)
+{
+    unit_group_t *group = st->group;
+    loom_engine_t *engine = group->ctx.engine;
+    const loom_push_stats_t *stats = loom_engine_push_stats(engine);
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    unsigned long refused = loom_engine_rail_stats(engine, 0)->refused;
+    loom_push_args_t args;
+    unit_op_t waiting;
+    push_case_t pc;
+
+    group->ctx.log_quiet = true;
+    if (RANK_B == group->rank) {
+        CHECK_RC(loom_counter_add(engine, 0x903, 2), LOOM_OK);
+    }
+    unit_group_barrier(group);
+    if (RANK_A == group->rank) {
+        memset(&pc, 0, sizeof(pc));
+        pc.owner  = RANK_B;
+        pc.dest   = RANK_C;
+        pc.length = 4096;
+        args_fill(st, &pc, &args, to);
+        args.cond_counter   = 0x903;
+        args.cond_threshold = 3;
+        unit_op_init(&waiting);
+        CHECK_RC(loom_push(engine, &waiting.op, &args), LOOM_INPROGRESS);
+        CHECK_RC(loom_counter_add_remote(group->peers[RANK_B], 0x903, UINT64_MAX), LOOM_OK);
+    }
+    if (RANK_B == group->rank) {
+        UNIT_WAIT(&group->ctx, 1 == stats->waiting &&
+                                   loom_engine_rail_stats(engine, 0)->refused > refused);
+        CHECK_RC(loom_counter_add(engine, 0x903, UINT64_MAX - 1), LOOM_ERR_INVALID);
+        CHECK_UEQ(loom_counter_value(engine, 0x903), 2);
+        CHECK_UEQ(stats->waiting, 1);
+        CHECK_UEQ(loom_counter_release(engine, 0x903), 1);
+    }
+    if (RANK_A == group->rank) {
+        UNIT_WAIT(&group->ctx, waiting.calls > 0);
+        CHECK_RC(waiting.status, LOOM_ERR_CANCELLED);
+    }
+    unit_group_barrier(group);
+    group->ctx.log_quiet = false;
+}
+
 static void body(unit_group_t *group)
 {
     state_t st;
@@ -206,6 +254,7 @@ static void body(unit_group_t *group)
     state_init(&st, group);
     issued_ids(&st);
     bounds(&st);
+    no_wrap(&st);
     state_fini(&st);
 }
 

@@ -3,9 +3,12 @@
  * asks B (rank 1) to push one range of B's memory to several destinations
  * (C, D, and A itself), each told or not; A pushes its own memory to B, C
  * and D; twelve destinations at once, which take several requests; one
- * destination's key refused while the others land; destinations waiting
- * at B on a counter until A adds to it; a destination that dies while the
- * others land; and arguments refused before anything is sent.  Every byte
+ * destination's key refused while the others land; memory B registered
+ * without remote read, which B serves as pushes of its own yet refuses to
+ * A; destinations waiting at B on a counter until A adds to it; a
+ * destination that dies while the others land; a requester that says
+ * goodbye while its destinations wait at B (cancelled, nothing lands); and
+ * arguments refused before anything is sent.  Every byte
  * that lands is checked at its destination, and so is every byte that
  * must not.  The same over two rails, where the large ones go striped.
  */
@@ -29,6 +32,7 @@ typedef struct multi_case {
     bool        notify[DESTS_MAX];
     uint64_t    counter;            /* the told destinations' counter, 0 none */
     int         forged;             /* destination whose key is forged, -1 none */
+    bool        unreadable;         /* the source is B's memory without remote read */
     int         expect[DESTS_MAX];  /* each destination's status at A */
 } multi_case_t;
 
@@ -42,15 +46,16 @@ static void configure(loom_engine_config_t *config, bool is_parent)
 static int multi_issue(state_t *st, const multi_case_t *mc, unit_op_t *uops,
                        unit_remote_t *forged, uint64_t cond_counter)
 {
+    const unit_remote_t *src = mc->unreadable ? &st->ro_remote : &st->remote[mc->owner];
     loom_push_dest_t dests[DESTS_MAX];
     loom_push_multi_args_t args;
     unsigned i;
 
     memset(&args, 0, sizeof(args));
     args.owner          = unit_group_name(mc->owner);
-    args.src_addr       = st->remote[mc->owner].base + mc->src_off;
-    args.src_key        = st->remote[mc->owner].key;
-    args.src_key_size   = st->remote[mc->owner].key_size;
+    args.src_addr       = src->base + mc->src_off;
+    args.src_key        = src->key;
+    args.src_key_size   = src->key_size;
     args.length         = mc->length;
     args.cond_counter   = cond_counter;
     args.cond_threshold = (0 != cond_counter) ? 1 : 0;
@@ -237,6 +242,23 @@ static void one_refused(state_t *st)
     st->group->ctx.log_quiet = false;
 }
 
+/* B's memory without remote read, to A and C at A's request: B serves a
+ * multicast as pushes of its own, but for A, so both are refused. */
+static void unreadable(state_t *st)
+{
+    multi_case_t mc;
+
+    st->group->ctx.log_quiet = true;
+    multi_case_init(&mc, "multicast of memory without remote read", RANK_B, 4096);
+    mc.unreadable = true;
+    multi_case_add(&mc, RANK_A, 900, false);
+    multi_case_add(&mc, RANK_C, 900, false);
+    mc.expect[0] = LOOM_ERR_STALE_KEY;
+    mc.expect[1] = LOOM_ERR_STALE_KEY;
+    run_multi(st, &mc, 0x7800);
+    st->group->ctx.log_quiet = false;
+}
+
 /* The destinations wait at B on counter 0xb00 until A adds one to it. */
 static void conditional(state_t *st)
 {
@@ -317,6 +339,7 @@ static void body(unit_group_t *group)
     own_memory(&st);
     many(&st);
     one_refused(&st);
+    unreadable(&st);
     conditional(&st);
     bad_arguments(&st);
     unit_group_barrier(group);
@@ -388,6 +411,61 @@ static void body_dest_dies(unit_group_t *group)
     state_fini(&st);
 }
 
+/* A asks B to push to C and D once B's counter 0xc00 is reached, by a
+ * multicast and by a push of its own, then says goodbye to B: B cancels
+ * all three (the multicast's destinations are pushes B made for A), and
+ * when the counter is reached later nothing lands. */
+static void body_requester_leaves(unit_group_t *group)
+{
+    const loom_push_stats_t *stats = loom_engine_push_stats(group->ctx.engine);
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    unit_op_t uops[DESTS_MAX], own;
+    unsigned long cancelled = stats->cancelled;
+    loom_push_args_t args;
+    push_case_t pc;
+    multi_case_t mc;
+    state_t st;
+
+    group->ctx.log_quiet = true;
+    state_init(&st, group);
+    multi_case_init(&mc, "a multicast whose requester leaves", RANK_B, 8192);
+    multi_case_add(&mc, RANK_C, 4096, false);
+    multi_case_add(&mc, RANK_D, 4096, false);
+    if (RANK_A == group->rank) {
+        CHECK_RC(multi_issue(&st, &mc, uops, NULL, 0xc00), LOOM_INPROGRESS);
+        memset(&pc, 0, sizeof(pc));
+        pc.owner   = RANK_B;
+        pc.dest    = RANK_C;
+        pc.dst_off = 65536;
+        pc.length  = 8192;
+        args_fill(&st, &pc, &args, to);
+        args.cond_counter   = 0xc00;
+        args.cond_threshold = 1;
+        unit_op_init(&own);
+        CHECK_RC(loom_push(group->ctx.engine, &own.op, &args), LOOM_INPROGRESS);
+    }
+    if (RANK_B == group->rank) {
+        UNIT_WAIT(&group->ctx, 3 == stats->waiting);
+    }
+    unit_group_barrier(group);
+    if (RANK_A == group->rank) {
+        loom_peer_disconnect(group->peers[RANK_B]); /* says goodbye first */
+        group->peers[RANK_B] = NULL;
+        UNIT_WAIT(&group->ctx, uops[0].calls > 0 && uops[1].calls > 0 && own.calls > 0);
+    }
+    if (RANK_B == group->rank) {
+        UNIT_WAIT(&group->ctx, 0 == stats->waiting);
+        CHECK_UEQ(stats->cancelled - cancelled, 3);
+        CHECK_RC(loom_counter_add(group->ctx.engine, 0xc00, 1), LOOM_OK);
+        unit_progress_for(&group->ctx, 0.2);
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0xc00), 0);
+    }
+    unit_group_barrier(group);
+    CHECK_MEM(st.buf, st.ref, BUF_LEN, "after the requester of waiting pushes left");
+    unit_group_barrier(group);
+    state_fini(&st);
+}
+
 int main(void)
 {
     unit_options_t options = {0}, two_rails = {0};
@@ -398,6 +476,8 @@ int main(void)
     two_rails.configure = configure_two_rails;
     rc |= unit_group_main("multicast push over two rails", GROUP_SIZE, &two_rails,
                           body_two_rails);
-    return rc | unit_group_main("multicast push to a destination that dies", GROUP_SIZE,
-                                &options, body_dest_dies);
+    rc |= unit_group_main("multicast push to a destination that dies", GROUP_SIZE, &options,
+                          body_dest_dies);
+    return rc | unit_group_main("multicast push whose requester leaves", GROUP_SIZE, &options,
+                                body_requester_leaves);
 }
