@@ -116,7 +116,11 @@ static void *mca_btl_loom_thread_main(void *arg)
         /* a helper's round, no wait: rings written here stay (it sleeps its tick) */
         rc    = (0 == count) ? loom_engine_arm(engine, 0) : LOOM_ERR_AGAIN;
         opal_mutex_unlock(&mca_btl_loom_component.lock);
-        if (LOOM_OK == rc || LOOM_ERR_NOT_FOUND == rc) {
+        if (count < 0) {
+            /* it keeps all it may for the application: until the
+             * application takes it, the rails wait (and so do senders) */
+            mca_btl_loom_nap_us(MCA_BTL_LOOM_THREAD_TICK_MS * 1000L);
+        } else if (LOOM_OK == rc || LOOM_ERR_NOT_FOUND == rc) {
             (void)loom_engine_sleep(engine, MCA_BTL_LOOM_THREAD_TICK_MS);
         } else if (LOOM_INPROGRESS == rc) {
             mca_btl_loom_nap_us(20); /* sends wait for room on a rail */

@@ -407,6 +407,7 @@ struct loom_engine {
     size_t               addr_blob_len;
     bool                 in_progress;
     bool                 quiet;        /* progress without the upper layer's callbacks */
+    size_t               quiet_kept;   /* bytes quiet progress keeps for full progress */
     int                  wake_fd;      /* epoll over the rails' event descriptors, or -1 */
     bool                 sleepers;     /* someone sleeps on it (loom_engine_arm was called) */
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
@@ -946,6 +947,11 @@ int  loom_rail_watch(loom_engine_t *engine);
 bool loom_rail_link_up(const loom_rail_t *rail);
 void loom_rejoin_state_set(loom_peer_t *peer, int index, int state);
 bool loom_rejoin_possible(const loom_peer_t *peer, int index);
+/* The peer says it lost the rail, which we still use, and offers a newer
+ * connection (a CONNECT of connect-to-ep rails, a PROBE TRY of the others):
+ * why we keep ours (for the log), or NULL when ours may fail so that the
+ * rail comes back.  One rule for both kinds of rail. */
+const char *loom_rejoin_keep_why(const loom_peer_t *peer, int index);
 void loom_rejoin_close(loom_peer_t *peer, int index);
 void loom_rejoin_drop_probe_ep(loom_peer_rail_t *prail);
 void loom_rejoin_forget_addr(loom_peer_rail_t *prail);

@@ -48,6 +48,7 @@ void loom_msg_wait_for_full(loom_peer_t *peer, int rail, uint8_t tag, const void
     memcpy(copy->data, data, length);
     ucs_list_add_tail(&peer->msg.waiting, &copy->link);
     ++peer->msg.waiting_count;
+    peer->engine->quiet_kept += sizeof(*copy) + length; /* progress_quiet's bound */
     peer->msg.engine_waiting += (LOOM_WIRE_TAG_ENGINE == tag);
     loom_eager_activate(peer); /* so that the next full progress hands it up */
 }
@@ -62,6 +63,7 @@ static UCS_F_NOINLINE int loom_msg_waiting_deliver(loom_peer_t *peer)
     while (!ucs_list_is_empty(&peer->msg.waiting)) {
         copy = ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link);
         --peer->msg.waiting_count;
+        peer->engine->quiet_kept -= sizeof(*copy) + copy->length;
         if (LOOM_WIRE_TAG_ENGINE == copy->tag) {
             --peer->msg.engine_waiting;
             peer->engine->engine_recv(peer, copy->rail, copy->data, copy->length);
@@ -84,8 +86,12 @@ static inline int loom_msg_waiting_up(loom_peer_t *peer)
 
 void loom_msg_waiting_drop(loom_peer_t *peer)
 {
+    loom_msg_held_t *copy;
+
     while (!ucs_list_is_empty(&peer->msg.waiting)) {
-        free(ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link));
+        copy = ucs_list_extract_head(&peer->msg.waiting, loom_msg_held_t, link);
+        peer->engine->quiet_kept -= sizeof(*copy) + copy->length;
+        free(copy);
     }
     peer->msg.waiting_count  = 0;
     peer->msg.engine_waiting = 0;

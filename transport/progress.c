@@ -223,6 +223,12 @@ int loom_engine_progress(loom_engine_t *engine)
 
 int loom_engine_progress_quiet(loom_engine_t *engine)
 {
+    if (engine->quiet_kept >= LOOM_QUIET_KEPT_MAX) {
+        /* what it keeps for the application is at the bound: it holds back
+         * as if there were no helper, and senders wait on their rails and
+         * windows until the application's thread takes the copies */
+        return LOOM_ERR_LIMIT;
+    }
     return loom_engine_progress_run(engine, true);
 }
 

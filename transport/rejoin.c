@@ -248,6 +248,7 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
     loom_peer_rail_t *prail;
     loom_wire_probe_t probe;
     loom_peer_t *peer;
+    const char *why;
     uint32_t rail_epoch;
     int index;
 
@@ -288,6 +289,14 @@ ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flag
         }
         if (prail->failed && NULL != prail->probe_ep && engine->config.name < peer->name) {
             break; /* both probe: ours goes on, the peer answers it */
+        }
+        if (!prail->failed && NULL != (why = loom_rejoin_keep_why(peer, index))) {
+            ++rail->stats.refused;
+            loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: refused a rail probe of process "
+                     "%#llx for connection %u (ours is %u): %s", rail->info.tl_name,
+                     rail->info.dev_name, (unsigned long long)peer->name, rail_epoch,
+                     prail->rail_epoch, why);
+            break;
         }
         if (!prail->failed) {
             /* we did not see it fail: the peer did, so it goes */

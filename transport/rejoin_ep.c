@@ -224,6 +224,7 @@ bool loom_rejoin_ep_recv(loom_peer_t *peer, int index, uint32_t rail_epoch, bool
 {
     loom_peer_rail_t *prail = &peer->rails[index];
     size_t dev_len = peer->engine->rails[index].attr.device_addr_len;
+    const char *why;
 
     if ((!prail->failed && rail_epoch == prail->rail_epoch) ||
         !loom_rejoin_possible(peer, index)) {
@@ -235,10 +236,8 @@ bool loom_rejoin_ep_recv(loom_peer_t *peer, int index, uint32_t rail_epoch, bool
                                   "that was not ours");
             return true;
         }
-        if (!prail->failed && loom_peer_other_rail(peer, index) < 0) {
-            /* failing our last rail would fail the peer: the announcer
-             * tries again, and is answered once another rail is back */
-            loom_rejoin_ep_refuse(peer, index, rail_epoch, "it is the last rail in use");
+        if (!prail->failed && NULL != (why = loom_rejoin_keep_why(peer, index))) {
+            loom_rejoin_ep_refuse(peer, index, rail_epoch, why);
             return true;
         }
         if (!prail->failed) { /* the peer lost the rail: so do we */

@@ -78,6 +78,19 @@ bool loom_rejoin_possible(const loom_peer_t *peer, int index)
            !loom_peer_closing(peer);
 }
 
+const char *loom_rejoin_keep_why(const loom_peer_t *peer, int index)
+{
+    if (!loom_rejoin_possible(peer, index)) {
+        return "rails do not come back towards this peer (one rail, rejoin off, or it leaves)";
+    }
+    if (loom_peer_other_rail(peer, index) < 0) {
+        /* failing it would fail the peer: the peer tries again, and is
+         * answered once another rail is back */
+        return "it is the last rail in use";
+    }
+    return NULL;
+}
+
 /* Destroy the rail's endpoint, and fail loom's operations that were waiting
  * on it: UCT completes some of them with an error as the endpoint goes (tcp
  * flushes) and drops others without a word (tcp puts). */

@@ -293,7 +293,11 @@ int  loom_engine_progress(loom_engine_t *engine);
  * acknowledgements, the rail watch), but nothing goes up: messages,
  * completions and peers' atomics (atomic.c says why) wait for the next
  * loom_engine_progress.  Under the same lock as every other entry point.
+ * Messages it keeps for the upper layer are bounded (LOOM_QUIET_KEPT_MAX
+ * bytes): at the bound it does nothing and returns LOOM_ERR_LIMIT, so that
+ * senders wait as they would with no helper at all; the helper then sleeps.
  */
+#define LOOM_QUIET_KEPT_MAX ((size_t)16 << 20)
 int  loom_engine_progress_quiet(loom_engine_t *engine);
 /* Arms the rails' event descriptors for loom_engine_sleep: LOOM_OK;
  * LOOM_INPROGRESS when armed but operations wait for a busy rail (sleep

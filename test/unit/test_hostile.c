@@ -20,7 +20,10 @@
  *   dropped and counted;
  * - padded: conditional push requests with bytes behind the destination's
  *   key are refused, not kept waiting (a peer could make the owner hold
- *   gigabytes); the one well-formed request beside them waits.
+ *   gigabytes); the one well-formed request beside them waits;
+ * - probe: a PROBE TRY for the only rail, claiming a newer connection, is
+ *   refused as a CONNECT of connect-to-ep rails would be: the rail stays in
+ *   use and the parent's messages before and after it arrive.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the engine's senders and the state the checks look at */
@@ -426,6 +429,37 @@ static void padded_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* ---- a probe of the only rail ----------------------------------------------------------- */
+
+static void probe_parent(unit_ctx_t *ctx)
+{
+    loom_wire_probe_t probe;
+
+    ctx->log_quiet = true;
+    send_msgs(ctx, 0, 3);
+    memset(&probe, 0, sizeof(probe));
+    loom_wire_hdr_fill(&probe.hdr, LOOM_WIRE_PROBE, 0, sizeof(probe));
+    probe.sender       = loom_le64(ctx->name);
+    probe.sender_epoch = loom_le32(ctx->engine->epoch);
+    probe.rail_epoch   = loom_le32(ctx->peer->rails[0].rail_epoch + 1);
+    probe.rail_index   = loom_le16(0);
+    probe.kind         = LOOM_WIRE_PROBE_TRY;
+    raw_send(ctx, LOOM_WIRE_PROBE, NULL, &probe, sizeof(probe));
+    send_msgs(ctx, 3, 5);
+    unit_barrier(ctx);
+}
+
+static void probe_child(unit_ctx_t *ctx)
+{
+    ctx->log_quiet = true;
+    check_msgs(ctx, 8);
+    CHECK(ctx->peer->rails[0].usable);
+    CHECK_UEQ(loom_engine_rail_failed_peers(ctx->engine, 0), 0);
+    CHECK(unit_log_contains(ctx, "refused a rail probe"));
+    CHECK(!unit_log_contains(ctx, "failed"));
+    unit_barrier(ctx);
+}
+
 int main(int argc, char **argv)
 {
     unit_options_t options = {.configure = hostile_configure};
@@ -440,5 +474,6 @@ int main(int argc, char **argv)
     rc |= RUN("test_hostile refusals", refusals_parent, refusals_child);
     rc |= RUN("test_hostile forged push", forged_push_parent, forged_push_child);
     rc |= RUN("test_hostile padded push", padded_parent, padded_child);
+    rc |= RUN("test_hostile probe", probe_parent, probe_child);
     return rc;
 }

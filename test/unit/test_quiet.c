@@ -7,8 +7,15 @@
  * upper layer and the atomic must not run (atomics run on an application's
  * thread only, atomic.c says why); then one full progress hands every
  * message up, in order, byte for byte, and runs the atomic once.
+ *
+ * Then the bound: the child sends 48 MB of messages while the parent runs
+ * only quiet progress for 2 s.  Quiet progress keeps no more than
+ * LOOM_QUIET_KEPT_MAX bytes of them (and a pass's worth), and the child is
+ * held back, as it is when nobody progresses; once the parent progresses
+ * fully, every message arrives, in order, byte for byte.
  */
 #include "unit_harness.h"
+#include "loom_internal.h" /* the bytes quiet progress keeps */
 
 #include <poll.h>
 #include <stdlib.h>
@@ -119,7 +126,87 @@ static void child_body(unit_ctx_t *ctx)
     free(data);
 }
 
+/* ---- the bound on what quiet progress keeps ------------------------------------------- */
+
+#define FLOOD_MSGS  6000
+#define FLOOD_SEED  0xf100dull
+#define FLOOD_SLACK ((size_t)1 << 20) /* what one pass may take in beyond the bound */
+
+static size_t flood_length(unsigned i)
+{
+    return 4000 + (size_t)(i * 131u) % 4000; /* 48 MB in all, each within one AM */
+}
+
+static void bound_parent(unit_ctx_t *ctx)
+{
+    uint8_t *expect = malloc(8192);
+    size_t most = 0;
+    double deadline;
+    uint64_t sent;
+    unsigned i;
+
+    CHECK(NULL != expect);
+    unit_barrier(ctx);
+    deadline = unit_now() + UNIT_TIMEOUT;
+    while (!control_readable(ctx)) {
+        (void)loom_engine_progress_quiet(ctx->engine);
+        most = (ctx->engine->quiet_kept > most) ? ctx->engine->quiet_kept : most;
+        CHECK(unit_now() < deadline);
+    }
+    sent = unit_recv_u64(ctx);
+    unit_note("quiet progress kept at most %zu bytes; the child sent %llu of %d messages "
+              "meanwhile", most, (unsigned long long)sent, FLOOD_MSGS);
+    CHECK_MSG(most <= LOOM_QUIET_KEPT_MAX + FLOOD_SLACK, "quiet progress kept %zu bytes",
+              most);
+    CHECK_MSG(sent < FLOOD_MSGS, "the sender was not held back by quiet progress");
+    CHECK_UEQ(ctx->msg_count, 0);
+    UNIT_WAIT(ctx, ctx->msg_count >= FLOOD_MSGS);
+    CHECK_UEQ(ctx->msg_count, FLOOD_MSGS);
+    for (i = 0; i < FLOOD_MSGS; ++i) {
+        CHECK_UEQ(ctx->msgs[i].length, flood_length(i));
+        unit_fill(expect, flood_length(i), FLOOD_SEED + i);
+        CHECK_MEM(ctx->msgs[i].data, expect, flood_length(i), "a message held back");
+    }
+    CHECK_UEQ(ctx->engine->quiet_kept, 0);
+    unit_barrier(ctx);
+    free(expect);
+}
+
+static void bound_child(unit_ctx_t *ctx)
+{
+    uint8_t *data = malloc(8192);
+    struct iovec iov;
+    unsigned i = 0;
+    double until;
+    int rc;
+
+    CHECK(NULL != data);
+    unit_barrier(ctx);
+    until = unit_now() + 2.0;
+    while (i < FLOOD_MSGS && unit_now() < until) {
+        unit_fill(data, flood_length(i), FLOOD_SEED + i);
+        iov.iov_base = data;
+        iov.iov_len  = flood_length(i);
+        rc = loom_am_send(ctx->peer, 3, &iov, 1, NULL);
+        if (LOOM_ERR_AGAIN == rc) {
+            unit_progress(ctx);
+            continue;
+        }
+        CHECK_RC(rc, LOOM_OK);
+        ++i;
+    }
+    unit_send_u64(ctx, i);
+    for (; i < FLOOD_MSGS; ++i) {
+        unit_fill(data, flood_length(i), FLOOD_SEED + i);
+        CHECK_RC(unit_am_send(ctx, ctx->peer, 3, data, flood_length(i)), LOOM_OK);
+    }
+    unit_barrier(ctx);
+    free(data);
+}
+
 int main(void)
 {
-    return unit_main("quiet", NULL, parent_body, child_body);
+    int rc = unit_main("quiet", NULL, parent_body, child_body);
+
+    return rc | unit_main("quiet bound", NULL, bound_parent, bound_child);
 }
