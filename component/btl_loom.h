@@ -196,6 +196,8 @@ void mca_btl_loom_param_register(const char *name, const char *desc, mca_base_va
                                  int level, void *storage);
 int  mca_btl_loom_pvars_register(loom_engine_t *engine);
 int  mca_btl_loom_check_range(const char *name, int value, int min, int max);
+/* The numeric parameters' values as given in the environment are numbers. */
+int  mca_btl_loom_check_raw_numbers(void);
 /* A pvar reading one unsigned long at offset in a stats struct the engine
  * returns; engine is set to NULL when loom finalizes. */
 typedef const void *(*mca_btl_loom_stats_fn_t)(const loom_engine_t *engine);

@@ -60,7 +60,10 @@ static int mca_btl_loom_component_register(void)
     if (OPAL_SUCCESS == rc) {
         rc = mca_btl_loom_push_params_register();
     }
-    return (OPAL_SUCCESS == rc) ? mca_btl_loom_eager_params_register() : rc;
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_btl_loom_eager_params_register();
+    }
+    return (OPAL_SUCCESS == rc) ? mca_btl_loom_check_raw_numbers() : rc;
 }
 
 static int mca_btl_loom_component_open(void)

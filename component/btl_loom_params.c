@@ -4,7 +4,14 @@
  */
 #include "btl_loom.h"
 
+#include "opal/mca/base/mca_base_var.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+
+extern char **environ;
 
 static char *mca_btl_loom_rails_default = "auto";
 
@@ -311,6 +318,86 @@ int mca_btl_loom_params_register(void)
         opal_output(0, "btl loom: MCA parameter btl_loom_rails is empty: give \"auto\" "
                     "or a list of transport:device");
         return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
+/* A number as Open MPI reads one (base 0, an optional k, m or g after
+ * it): false for anything else, and for a number the type cannot hold. */
+static bool mca_btl_loom_raw_number_ok(const char *raw, mca_base_var_type_t type)
+{
+    bool is_int = MCA_BASE_VAR_TYPE_INT == type || MCA_BASE_VAR_TYPE_INT32_T == type;
+    unsigned long long value;
+    const char *p = raw;
+    char *end;
+    int shift = 0;
+
+    while (' ' == *p || '\t' == *p) {
+        ++p;
+    }
+    if ('-' == *p) {
+        /* only signed parameters take one, and loom's take -1 at most */
+        return is_int && 0 == strcmp(p, "-1");
+    }
+    errno = 0;
+    value = strtoull(p, &end, 0);
+    if (end == p || ERANGE == errno) {
+        return false;
+    }
+    switch (*end) {
+    case 'g': case 'G': shift = 30; ++end; break;
+    case 'm': case 'M': shift = 20; ++end; break;
+    case 'k': case 'K': shift = 10; ++end; break;
+    default: break;
+    }
+    if ('\0' != *end || (0 != shift && value > (ULLONG_MAX >> shift))) {
+        return false;
+    }
+    value <<= shift;
+    return !is_int || value <= (unsigned long long)INT_MAX;
+}
+
+/*
+ * Open MPI turns a numeric parameter's value that is no number ("abc") or
+ * that overflows into 0 or -1 without a word, and loom would take that for
+ * "the default".  The values as the user gave them (mpirun's --mca and the
+ * environment both end up in OMPI_MCA_ variables) are checked here, and a
+ * bad one is refused by name.  Values from parameter files are read by
+ * Open MPI alone.
+ */
+int mca_btl_loom_check_raw_numbers(void)
+{
+    static const char prefix[] = "OMPI_MCA_btl_loom_";
+    const mca_base_var_t *var;
+    char name[128];
+    const char *eq;
+    char **env;
+    size_t len;
+    int index;
+
+    for (env = environ; NULL != env && NULL != *env; ++env) {
+        if (0 != strncmp(*env, prefix, sizeof(prefix) - 1) ||
+            NULL == (eq = strchr(*env, '='))) {
+            continue;
+        }
+        len = (size_t)(eq - *env) - (sizeof(prefix) - 1);
+        if (len >= sizeof(name)) {
+            continue;
+        }
+        memcpy(name, *env + sizeof(prefix) - 1, len);
+        name[len] = '\0';
+        index = mca_base_var_find("opal", "btl", "loom", name);
+        if (index < 0 || OPAL_SUCCESS != mca_base_var_get(index, &var) ||
+            MCA_BASE_VAR_TYPE_STRING == var->mbv_type ||
+            MCA_BASE_VAR_TYPE_BOOL == var->mbv_type ||
+            MCA_BASE_VAR_TYPE_DOUBLE == var->mbv_type || NULL != var->mbv_enumerator) {
+            continue; /* not one of loom's numbers: Open MPI checks it */
+        }
+        if (!mca_btl_loom_raw_number_ok(eq + 1, var->mbv_type)) {
+            opal_output(0, "btl loom: invalid value \"%s\" for MCA parameter btl_loom_%s: "
+                        "not a number this parameter can hold", eq + 1, name);
+            return OPAL_ERR_BAD_PARAM;
+        }
     }
     return OPAL_SUCCESS;
 }

@@ -52,6 +52,13 @@ run_bad "btl_loom_rails: no UCT transport 'tcp' on device 'nosuchdev'" \
         --mca btl_loom_rails tcp:nosuchdev
 run_bad "btl_loom_rails: entry 'bogus'" --mca btl_loom_rails bogus
 run_bad "btl_loom_tcp_seg_size" --mca btl_loom_rails tcp:lo --mca btl_loom_tcp_seg_size 12
+# values Open MPI itself would read as 0 or -1 without a word (issue 44)
+run_bad 'invalid value "abc" for MCA parameter btl_loom_tcp_seg_size' --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_tcp_seg_size abc
+run_bad 'invalid value "99999999999" for MCA parameter btl_loom_stripe_chunk' \
+    --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_chunk 99999999999
+run_bad 'invalid value "1e6" for MCA parameter btl_loom_push_waiting' --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_push_waiting 1e6
 run_bad "btl_loom_stripe_depth" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_depth 0
 run_bad "btl_loom_stripe_chunk" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_chunk 100
 run_bad "btl_loom_stripe_queue" --mca btl_loom_rails tcp:lo --mca btl_loom_stripe_queue -1
