@@ -72,6 +72,8 @@ tests=(
     "OMPI_MCA_btl_loom_atomics=1 OMPI_MCA_osc=rdma test_rma 2 4"
     "OMPI_MCA_btl_loom_atomics=1 LOOM_EXPECT_BTL_ATOMICS=1 test_osc_atomics 2 4 8"
     "OMPI_MCA_osc=pt2pt test_osc_atomics 2 4"
+    "OMPI_MCA_osc=pt2pt test_osc_loops 2 4"
+    "OMPI_MCA_btl_loom_atomics=1 OMPI_MCA_osc=rdma test_osc_loops 2 4"
     "test_pvars 2"
     "test_rcache 2 3"
     "OMPI_MCA_btl_loom_rcache_size=0 test_rcache 2"
