@@ -9,7 +9,8 @@
  *          a random value cannot pass; without them the bytes go as they are
  * byte 2-  the message as it arrives: an AM payload (wire header first),
  *          the bytes at the end of a ring slot, the contents of an ack box,
- *          an address blob or a packed key
+ *          an address blob, a packed key, or an engine message (its kind
+ *          first; ATOMIC_REQ, COUNTER_ADD, PUSH_NOTICE, PUSH_MULTI, ...)
  *
  * Corpus (test/fuzz/corpus): seeds/ is gen_seeds.c's output; regressions/
  * holds the inputs of defects found, named after them (unaligned-*: wire
@@ -19,7 +20,8 @@
  * as the rail's endpoint closed, losing the completion behind it).
  *
  * The fake peer is the process FUZZ_PEER_NAME; the engine under test is
- * FUZZ_SELF_NAME.  Both are connected over tcp:lo before the first input.
+ * FUZZ_SELF_NAME.  Both are connected over two tcp rails on lo before the
+ * first input.
  */
 #ifndef LOOM_FUZZ_INPUT_H
 #define LOOM_FUZZ_INPUT_H
@@ -46,6 +48,8 @@ enum fuzz_target {
     FUZZ_AM_BYE,
     FUZZ_AM_PUT,
     FUZZ_AM_PUT_ACK,
+    FUZZ_ENGINE,        /* an engine message (kind first), wrapped by the
+                           harness in the fake peer's next SEND of loom's tag */
     FUZZ_TARGET_COUNT
 };
 
@@ -59,6 +63,11 @@ enum fuzz_target {
 /* address fields are offsets into the regions they must fall in; region
  * ids are replaced by the live ones */
 #define FUZZ_FIX_ADDR  0x04u
+/* (engine messages and push requests: epochs as above; FUZZ_FIX_ADDR puts
+ * atomics and multicast sources in self's region and destinations in the
+ * fake peer's; FUZZ_FIX_KEY gives every multicast destination the fake
+ * peer's key; FUZZ_FIX_SEQ makes counters ones self opened and notices
+ * name self or the fake peer) */
 /* sequence numbers, ring generation, connection ids and rail epochs: the
  * ones expected next (SEND, slot, ring request, note, MSG_ACK, probe,
  * PUT; a CONN_REPLY names the connection asked about); request and write
@@ -70,5 +79,11 @@ enum fuzz_target {
  * active messages: a wire header that passes (version, type, length);
  * address blob: a blob header that passes (magic, version, length) */
 #define FUZZ_FIX_FLAGS 0x10u
+/* the input arrives in quiet progress (a progress thread's: nothing goes up,
+ * what must run on the application's thread waits for full progress) */
+#define FUZZ_FIX_QUIET 0x20u
+/* the input arrives on self's second rail (rail epochs fixed up are that
+ * rail's) */
+#define FUZZ_FIX_RAIL  0x40u
 
 #endif

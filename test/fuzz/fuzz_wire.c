@@ -24,7 +24,12 @@ static fuzz_world_t fuzz_world;
 /* UCT hands AM payloads at any alignment (tcp: right after a 5-byte
  * header); the fuzzer gives them an odd one so that UBSan sees every
  * unaligned read of a wire struct. */
-static uint8_t fuzz_buf[FUZZ_MAX_INPUT + 16];
+/* A multicast request the harness lays out with FUZZ_FIX_KEY has at most
+ * this many destinations, each with the fake peer's key. */
+#define FUZZ_MULTI_DESTS 4
+
+static uint8_t fuzz_buf[FUZZ_MAX_INPUT + 16 + sizeof(loom_wire_send_t) +
+                        FUZZ_MULTI_DESTS * (sizeof(loom_wire_push_dest_t) + LOOM_OP_MSG_MAX)];
 #define FUZZ_ODD (fuzz_buf + 5)
 
 /* The AM id of each AM target; its handler is the engine's own
@@ -88,6 +93,22 @@ static uint64_t fuzz_in_region(const void *base, uint64_t offset, size_t room)
     return (uint64_t)(uintptr_t)base + offset % span;
 }
 
+/* One of the counters self opened, picked by a fuzzed value. */
+static uint64_t fuzz_counter(const fuzz_world_t *w, uint64_t pick)
+{
+    return w->counter_first + pick % FUZZ_COUNTERS;
+}
+
+/* A counter field: 0 stays 0 (none), any other becomes a live counter. */
+static void fuzz_fix_counter(const fuzz_world_t *w, uint8_t *msg, size_t length, size_t offset)
+{
+    uint64_t value = get64(msg, length, offset);
+
+    if (0 != value) {
+        put64(msg, length, offset, fuzz_counter(w, value));
+    }
+}
+
 /* ---- active messages ------------------------------------------------------------ */
 
 static bool fuzz_flag(const uint8_t *msg, size_t length, uint8_t flag)
@@ -108,7 +129,8 @@ static void fuzz_fix_put(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t len
         put32(msg, length, offsetof(loom_wire_put_t, region_epoch), w->self->epoch);
     }
     if (fix & FUZZ_FIX_SEQ) {
-        put32(msg, length, offsetof(loom_wire_put_t, rail_epoch), w->peer->rails[0].rail_epoch);
+        put32(msg, length, offsetof(loom_wire_put_t, rail_epoch),
+              w->peer->rails[w->rail].rail_epoch);
         if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_NOTIFY) && NULL != (get = fuzz_world_get(w))) {
             put64(msg, length, offsetof(loom_wire_put_t, request_id), get->id);
             put64(msg, length, offsetof(loom_wire_put_t, addr), (uintptr_t)get->local);
@@ -139,6 +161,45 @@ static void fuzz_fix_put(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t len
     }
 }
 
+/* A push's source: a length that fits self's region, the region's id and
+ * an address inside it with room for that length; the length. */
+static uint64_t fuzz_fix_source(const fuzz_world_t *w, uint8_t *msg, size_t length,
+                                size_t length_at, size_t region_at, size_t addr_at)
+{
+    uint64_t len = get64(msg, length, length_at) % (FUZZ_REGION_BYTES + 1);
+
+    put64(msg, length, length_at, len);
+    put64(msg, length, region_at, loom_region_id(w->self_region));
+    put64(msg, length, addr_at, fuzz_in_region(w->self_mem, get64(msg, length, addr_at), len));
+    return len;
+}
+
+/* A push request's notices each name self or the fake peer, and its
+ * counters (the condition's, self's; a notice's, the told process's) are
+ * live ones of self's. */
+static void fuzz_fix_push_notices(const fuzz_world_t *w, uint8_t *msg, size_t length)
+{
+    size_t at = sizeof(loom_wire_push_req_t), end;
+    uint16_t count = 0;
+
+    if (length < sizeof(loom_wire_push_req_t)) {
+        return;
+    }
+    memcpy(&count, msg + offsetof(loom_wire_push_req_t, notice_count), sizeof(count));
+    count = loom_from_le16(count);
+    end   = at + ((count <= LOOM_WIRE_NOTICES_MAX) ? count : 0) *
+                 sizeof(loom_wire_notice_to_t);
+    fuzz_fix_counter(w, msg, length, offsetof(loom_wire_push_req_t, cond_counter));
+    for (; at + sizeof(loom_wire_notice_to_t) <= end && at + sizeof(loom_wire_notice_to_t) <=
+           length; at += sizeof(loom_wire_notice_to_t)) {
+        uint64_t proc = get64(msg, length, at + offsetof(loom_wire_notice_to_t, proc));
+
+        put64(msg, length, at + offsetof(loom_wire_notice_to_t, proc),
+              (proc & 1) ? FUZZ_SELF_NAME : FUZZ_PEER_NAME);
+        fuzz_fix_counter(w, msg, length, at + offsetof(loom_wire_notice_to_t, counter));
+    }
+}
+
 static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg, size_t length)
 {
     loom_peer_t *peer = w->peer;
@@ -165,20 +226,19 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
             put32(msg, length, offsetof(loom_wire_push_req_t, src_epoch), w->self->epoch);
         }
         if (fix & FUZZ_FIX_ADDR) {
-            uint64_t len = get64(msg, length, offsetof(loom_wire_push_req_t, length)) %
-                           (FUZZ_REGION_BYTES + 1);
-            put64(msg, length, offsetof(loom_wire_push_req_t, length), len);
-            put64(msg, length, offsetof(loom_wire_push_req_t, src_region_id),
-                  loom_region_id(w->self_region));
-            put64(msg, length, offsetof(loom_wire_push_req_t, src_addr),
-                  fuzz_in_region(w->self_mem, get64(msg, length,
-                                 offsetof(loom_wire_push_req_t, src_addr)), len));
+            uint64_t len = fuzz_fix_source(w, msg, length,
+                                           offsetof(loom_wire_push_req_t, length),
+                                           offsetof(loom_wire_push_req_t, src_region_id),
+                                           offsetof(loom_wire_push_req_t, src_addr));
             put64(msg, length, offsetof(loom_wire_push_req_t, dst_addr),
                   fuzz_in_region(w->other_mem, get64(msg, length,
                                  offsetof(loom_wire_push_req_t, dst_addr)), len));
         }
-        if ((fix & FUZZ_FIX_KEY) && length >= sizeof(loom_wire_push_req_t) + w->key_size) {
-            memcpy(msg + sizeof(loom_wire_push_req_t), w->other_key, w->key_size);
+        if (fix & FUZZ_FIX_SEQ) {
+            fuzz_fix_push_notices(w, msg, length);
+        }
+        if ((fix & FUZZ_FIX_KEY) && length >= w->key_size) {
+            memcpy(msg + length - w->key_size, w->other_key, w->key_size);
         }
         break;
     case FUZZ_AM_PUSH_DONE:
@@ -234,7 +294,7 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
         }
         if (fix & FUZZ_FIX_SEQ) {
             put32(msg, length, offsetof(loom_wire_probe_t, rail_epoch),
-                  peer->rails[0].rail_epoch);
+                  peer->rails[w->rail].rail_epoch);
         }
         break;
     case FUZZ_AM_BYE:
@@ -257,13 +317,21 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
 
 /* With FUZZ_FIX_KEY, a message followed by a key is cut or zero-padded to
  * the length its key makes it (the key size is known only at run time). */
-static size_t fuzz_am_length(const fuzz_world_t *w, int target, unsigned fix, size_t length)
+static size_t fuzz_am_length(const fuzz_world_t *w, int target, unsigned fix,
+                             const uint8_t *body, size_t length)
 {
     if (!(fix & FUZZ_FIX_KEY)) {
         return length;
     }
     if (FUZZ_AM_PUSH_REQ == target) {
-        return sizeof(loom_wire_push_req_t) + w->key_size;
+        uint16_t count = 0;
+
+        if (length >= sizeof(loom_wire_push_req_t)) {
+            memcpy(&count, body + offsetof(loom_wire_push_req_t, notice_count), sizeof(count));
+            count = loom_from_le16(count);
+        }
+        return sizeof(loom_wire_push_req_t) + w->key_size +
+               (count <= LOOM_WIRE_NOTICES_MAX ? count : 0) * sizeof(loom_wire_notice_to_t);
     }
     if (FUZZ_AM_EAGER_REQ == target) {
         return sizeof(loom_wire_eager_req_t) + w->key_size;
@@ -274,13 +342,149 @@ static size_t fuzz_am_length(const fuzz_world_t *w, int target, unsigned fix, si
 static void fuzz_am_run(fuzz_world_t *w, int target, unsigned fix, const uint8_t *body,
                         size_t length)
 {
-    size_t want = fuzz_am_length(w, target, fix, length);
+    size_t want = fuzz_am_length(w, target, fix, body, length);
 
     memset(FUZZ_ODD, 0, want);
     memcpy(FUZZ_ODD, body, (length < want) ? length : want);
     length = want;
     fuzz_fix_am(w, target, fix, FUZZ_ODD, length);
-    (void)fuzz_am_cb[target](&w->self->rails[0], FUZZ_ODD, length, 0);
+    (void)fuzz_am_cb[target](&w->self->rails[w->rail], FUZZ_ODD, length, 0);
+}
+
+/* ---- engine messages: the fake peer's next SEND of loom's tag ---------------------- */
+
+/* With FUZZ_FIX_KEY a multicast request is laid out again: its first
+ * destinations (1 to FUZZ_MULTI_DESTS, as the input has them, read at the
+ * stride of no key), each followed by the fake peer's key.  Its length. */
+static size_t fuzz_multi_keys(const fuzz_world_t *w, uint8_t *out, const uint8_t *body,
+                              size_t length)
+{
+    loom_wire_push_multi_t req;
+    loom_wire_push_dest_t dest;
+    size_t at = sizeof(req), from = sizeof(req);
+    unsigned count, i;
+
+    memset(&req, 0, sizeof(req));
+    memcpy(&req, body, (length < sizeof(req)) ? length : sizeof(req));
+    count = (req.dest_count % FUZZ_MULTI_DESTS) + 1;
+    req.dest_count = (uint8_t)count;
+    memcpy(out, &req, sizeof(req));
+    for (i = 0; i < count; ++i, from += sizeof(dest)) {
+        memset(&dest, 0, sizeof(dest));
+        if (from < length) {
+            memcpy(&dest, body + from, (length - from < sizeof(dest)) ? length - from
+                                                                       : sizeof(dest));
+        }
+        dest.key_len = loom_le16((uint16_t)w->key_size);
+        memcpy(out + at, &dest, sizeof(dest));
+        memcpy(out + at + sizeof(dest), w->other_key, w->key_size);
+        at += sizeof(dest) + w->key_size;
+    }
+    return at;
+}
+
+/* A multicast request's source in self's region, its destinations the fake
+ * peer's region (walked at the stride their key lengths give). */
+static void fuzz_fix_multi(const fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+{
+    uint64_t len;
+    size_t at;
+
+    if (fix & FUZZ_FIX_EPOCH) {
+        put32(msg, length, offsetof(loom_wire_push_multi_t, src_epoch), w->self->epoch);
+    }
+    if (fix & FUZZ_FIX_SEQ) {
+        fuzz_fix_counter(w, msg, length, offsetof(loom_wire_push_multi_t, cond_counter));
+    }
+    if (!(fix & FUZZ_FIX_ADDR)) {
+        return;
+    }
+    len = fuzz_fix_source(w, msg, length, offsetof(loom_wire_push_multi_t, length),
+                          offsetof(loom_wire_push_multi_t, src_region_id),
+                          offsetof(loom_wire_push_multi_t, src_addr));
+    for (at = sizeof(loom_wire_push_multi_t); at + sizeof(loom_wire_push_dest_t) <= length;) {
+        uint16_t key_len;
+
+        put64(msg, length, at + offsetof(loom_wire_push_dest_t, proc), FUZZ_PEER_NAME);
+        put64(msg, length, at + offsetof(loom_wire_push_dest_t, dst_addr),
+              fuzz_in_region(w->other_mem, get64(msg, length,
+                             at + offsetof(loom_wire_push_dest_t, dst_addr)), len));
+        memcpy(&key_len, msg + at + offsetof(loom_wire_push_dest_t, key_len), sizeof(key_len));
+        at += sizeof(loom_wire_push_dest_t) + loom_from_le16(key_len);
+    }
+}
+
+/* An atomic on an aligned word of self's region, of the epoch it has. */
+static void fuzz_fix_atomic(const fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+{
+    uint8_t size = (length > offsetof(loom_wire_atomic_t, size) &&
+                    (msg[offsetof(loom_wire_atomic_t, size)] & 1)) ? 8 : 4;
+    uint64_t offset;
+
+    if (fix & FUZZ_FIX_EPOCH) {
+        put32(msg, length, offsetof(loom_wire_atomic_t, region_epoch), w->self->epoch);
+    }
+    if (!(fix & FUZZ_FIX_ADDR) || length <= offsetof(loom_wire_atomic_t, size)) {
+        return;
+    }
+    msg[offsetof(loom_wire_atomic_t, size)] = size;
+    offset = get64(msg, length, offsetof(loom_wire_atomic_t, addr)) % FUZZ_REGION_BYTES;
+    put64(msg, length, offsetof(loom_wire_atomic_t, region_id), loom_region_id(w->self_region));
+    put64(msg, length, offsetof(loom_wire_atomic_t, addr),
+          (uint64_t)(uintptr_t)w->self_mem + (offset & ~(uint64_t)(size - 1)));
+}
+
+static void fuzz_fix_engine(const fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+{
+    switch ((length > 0) ? msg[0] : 0) {
+    case LOOM_WIRE_ATOMIC_REQ:
+    case LOOM_WIRE_ATOMIC_REPLY:
+        fuzz_fix_atomic(w, fix, msg, length);
+        break;
+    case LOOM_WIRE_COUNTER_ADD:
+        if (fix & FUZZ_FIX_SEQ) {
+            put64(msg, length, offsetof(loom_wire_counter_add_t, counter),
+                  fuzz_counter(w, get64(msg, length, offsetof(loom_wire_counter_add_t,
+                                                              counter))));
+        }
+        break;
+    case LOOM_WIRE_PUSH_NOTICE:
+        if (fix & FUZZ_FIX_SEQ) {
+            fuzz_fix_counter(w, msg, length, offsetof(loom_wire_push_notice_t, counter));
+        }
+        break;
+    case LOOM_WIRE_PUSH_MULTI:
+        fuzz_fix_multi(w, fix, msg, length);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The fake peer's next message, in order and of its connection, carrying
+ * the engine message; it goes through the SEND handler as any would. */
+static void fuzz_engine_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, size_t length)
+{
+    loom_wire_send_t send;
+    uint8_t *msg = FUZZ_ODD + sizeof(send);
+
+    if ((fix & FUZZ_FIX_KEY) && length > 0 && LOOM_WIRE_PUSH_MULTI == body[0]) {
+        length = fuzz_multi_keys(w, msg, body, length);
+    } else {
+        memcpy(msg, body, length);
+    }
+    fuzz_fix_engine(w, fix, msg, length);
+    memset(&send, 0, sizeof(send));
+    send.hdr.version = LOOM_WIRE_VERSION;
+    send.hdr.type    = LOOM_WIRE_SEND;
+    send.hdr.tag     = LOOM_WIRE_TAG_ENGINE;
+    send.hdr.length  = loom_le32((uint32_t)(sizeof(send) - sizeof(send.hdr) + length));
+    send.sender      = loom_le64(FUZZ_PEER_NAME);
+    send.seq         = loom_le32(w->peer->msg.rx_seq);
+    send.conn        = loom_le32(w->peer->msg.rx_conn);
+    memcpy(FUZZ_ODD, &send, sizeof(send));
+    (void)fuzz_am_cb[FUZZ_AM_SEND](&w->self->rails[w->rail], FUZZ_ODD, sizeof(send) + length,
+                                   0);
 }
 
 /* ---- the ring slot: written as the fake peer's RDMA write would -------------------- */
@@ -484,7 +688,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fix    = data[1];
     length = size - FUZZ_HDR_BYTES;
     fuzz_world_ops(w);
+    /* arriving in quiet progress, as with a progress thread: handlers
+     * look at the engine's flag */
+    w->self->quiet = !!(fix & FUZZ_FIX_QUIET);
+    w->rail        = ((fix & FUZZ_FIX_RAIL) && w->self->rail_count > 1) ? 1 : 0;
     switch (target) {
+    case FUZZ_ENGINE:
+        fuzz_engine_run(w, fix, body, length);
+        break;
     case FUZZ_RING_SLOT:
         fuzz_slot_run(w, fix, body, length);
         break;
@@ -500,6 +711,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     default:
         fuzz_am_run(w, target, fix, body, length);
         break;
+    }
+    w->self->quiet = false;
+    if (fix & FUZZ_FIX_QUIET) {
+        (void)loom_engine_progress_quiet(w->self); /* what it sent back, quietly */
     }
     fuzz_world_progress(w, 2);
     fuzz_world_check(w);

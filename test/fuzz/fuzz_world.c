@@ -55,8 +55,11 @@ static int fuzz_engine_create(uint64_t name, fuzz_world_t *w, loom_engine_t **en
     loom_engine_config_t config;
 
     memset(&config, 0, sizeof(config));
-    config.rails                = "tcp:lo"; /* loopback only */
-    config.max_rails            = 1;
+    config.rails                = "tcp:lo,tcp:lo"; /* loopback only */
+    config.max_rails            = FUZZ_RAILS;
+    config.rails_repeat         = true;
+    config.stripe_threshold     = 16384; /* pushes of the region stripe */
+    config.stripe_chunk         = 4096;
     config.name                 = name;
     config.am_rail              = -1;
     config.eager_mode           = LOOM_EAGER_ON;
@@ -252,7 +255,8 @@ static bool fuzz_hold(fuzz_op_t *fop, uint64_t msg_id, const void *data, size_t 
  * world): those of self's own operations are held, the others go on. */
 static ucs_status_t fuzz_peer_put_recv(void *arg, void *data, size_t length, unsigned flags)
 {
-    fuzz_world_t *w = arg;
+    fuzz_peer_rail_t *rail = arg;
+    fuzz_world_t *w = rail->world;
     loom_wire_put_t put;
 
     if (length >= sizeof(put)) {
@@ -261,13 +265,14 @@ static ucs_status_t fuzz_peer_put_recv(void *arg, void *data, size_t length, uns
             return UCS_OK;
         }
     }
-    return loom_checked_put_recv(&w->other->rails[0], data, length, flags);
+    return loom_checked_put_recv(&w->other->rails[rail->index], data, length, flags);
 }
 
 static ucs_status_t fuzz_peer_push_req_recv(void *arg, void *data, size_t length,
                                             unsigned flags)
 {
-    fuzz_world_t *w = arg;
+    fuzz_peer_rail_t *rail = arg;
+    fuzz_world_t *w = rail->world;
     loom_wire_push_req_t req;
 
     if (length >= sizeof(req)) {
@@ -276,17 +281,26 @@ static ucs_status_t fuzz_peer_push_req_recv(void *arg, void *data, size_t length
             return UCS_OK;
         }
     }
-    return loom_push_req_recv(&w->other->rails[0], data, length, flags);
+    return loom_push_req_recv(&w->other->rails[rail->index], data, length, flags);
 }
 
 static bool fuzz_peer_hold(fuzz_world_t *w)
 {
-    uct_iface_h iface = w->other->rails[0].iface;
+    fuzz_peer_rail_t *rail;
+    int i;
 
-    return UCS_OK == uct_iface_set_am_handler(iface, LOOM_WIRE_PUT, fuzz_peer_put_recv, w,
-                                              0) &&
-           UCS_OK == uct_iface_set_am_handler(iface, LOOM_WIRE_PUSH_REQ,
-                                              fuzz_peer_push_req_recv, w, 0);
+    for (i = 0; i < w->other->rail_count && i < FUZZ_RAILS; ++i) {
+        rail        = &w->peer_rails[i];
+        rail->world = w;
+        rail->index = i;
+        if (UCS_OK != uct_iface_set_am_handler(w->other->rails[i].iface, LOOM_WIRE_PUT,
+                                               fuzz_peer_put_recv, rail, 0) ||
+            UCS_OK != uct_iface_set_am_handler(w->other->rails[i].iface, LOOM_WIRE_PUSH_REQ,
+                                               fuzz_peer_push_req_recv, rail, 0)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* The fake peer answers what it holds of an operation still under way. */
@@ -368,7 +382,7 @@ static unsigned fuzz_progress_other(void *arg)
 static void fuzz_pair_close(fuzz_world_t *w)
 {
     uct_worker_cb_id_t self_cb = UCS_CALLBACKQ_ID_NULL, other_cb = UCS_CALLBACKQ_ID_NULL;
-    int rounds;
+    int rounds, i;
 
     uct_worker_progress_register_safe(w->self->worker, fuzz_progress_other, w->other, 0,
                                       &self_cb);
@@ -379,9 +393,11 @@ static void fuzz_pair_close(fuzz_world_t *w)
     if (NULL != w->peer) { /* NULL: an attempt at opening failed before it */
         loom_peer_disconnect(w->peer);
     }
-    if (NULL != w->back && NULL != w->back->rails[0].ep) {
-        (void)loom_rail_error(&w->other->rails[0], w->back->rails[0].ep,
-                              UCS_ERR_CONNECTION_RESET);
+    for (i = 0; NULL != w->back && i < w->other->rail_count; ++i) {
+        if (NULL != w->back->rails[i].ep) {
+            (void)loom_rail_error(&w->other->rails[i], w->back->rails[i].ep,
+                                  UCS_ERR_CONNECTION_RESET);
+        }
     }
     if (NULL != w->back) {
         loom_peer_disconnect(w->back);
@@ -421,6 +437,10 @@ bool fuzz_world_open(fuzz_world_t *w)
         !fuzz_region(w->self, LOOM_ACCESS_LOCAL_WRITE, &w->get_mem, &w->get_region) ||
         !fuzz_region(w->other, LOOM_ACCESS_ALL, &w->other_mem, &w->other_region)) {
         fprintf(stderr, "fuzz: cannot register memory\n");
+        return false;
+    }
+    if (LOOM_OK != loom_counters_open(w->self, FUZZ_COUNTERS, &w->counter_first)) {
+        fprintf(stderr, "fuzz: cannot open counters\n");
         return false;
     }
     w->key_size = loom_key_size(w->other);

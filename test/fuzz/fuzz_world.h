@@ -1,7 +1,7 @@
 /*
  * The world the wire fuzzer runs in: the engine under test ("self") and a
- * fake peer engine in the same process, connected to each other over UCT
- * tcp on lo, with an eager ring of the peer's in self and a registered
+ * fake peer engine in the same process, connected to each other over two
+ * UCT tcp rails on lo, with an eager ring of the peer's in self and a registered
  * region on each side for pushes, ring acks and rings to land in.
  *
  * Messages the fuzzer injects name the fake peer as their sender, so they
@@ -31,11 +31,26 @@
 #include "loom_internal.h"
 
 #define FUZZ_REGION_BYTES 65536u
+/* Counters of self's that inputs add to and pushes wait on (FUZZ_FIX_SEQ). */
+#define FUZZ_COUNTERS 4u
 /* Bytes of the put and the get self keeps under way. */
 #define FUZZ_OP_BYTES 512u
 /* Room for the message of either as the fake peer holds it: the put's
  * header and bytes, the push request's header and key. */
 #define FUZZ_HELD_BYTES (sizeof(loom_wire_put_t) + FUZZ_OP_BYTES + LOOM_OP_MSG_MAX)
+
+/* Both engines drive two tcp rails on lo: striped serves, a second rail an
+ * input can arrive on (FUZZ_FIX_RAIL), one that fails while the other
+ * carries on. */
+#define FUZZ_RAILS 2
+
+struct fuzz_world;
+
+/* The fake peer's handlers' argument on one of its rails. */
+typedef struct fuzz_peer_rail {
+    struct fuzz_world *world;
+    int                index;
+} fuzz_peer_rail_t;
 
 /* An operation of self's kept under way, and its message as the fake peer
  * holds it. */
@@ -49,6 +64,8 @@ typedef struct fuzz_op {
 
 typedef struct fuzz_world {
     loom_engine_t *self;
+    int            rail;        /* the rail of self's the input arrives on */
+    fuzz_peer_rail_t peer_rails[FUZZ_RAILS];
     loom_engine_t *other;       /* the fake peer's own engine */
     loom_peer_t   *peer;        /* the fake peer, as self sees it */
     loom_peer_t   *back;        /* self, as the fake peer sees it */
@@ -62,6 +79,7 @@ typedef struct fuzz_world {
     loom_region_t *get_region;  /* remote write, so only the push answering it may */
     fuzz_op_t      put;         /* self's put to the fake peer */
     fuzz_op_t      get;         /* self's get from it */
+    uint64_t       counter_first; /* FUZZ_COUNTERS counters self opened */
     unsigned long  delivered;   /* messages self handed to the upper layer */
     uint64_t       checksum;    /* of their bytes: every byte is read */
     unsigned long  resets;

@@ -57,6 +57,7 @@ static void seed_send(void)
     memcpy(msg, &send, sizeof(send));
     memcpy(msg + sizeof(send), "hello", 5);
     seed_write("send-next", FUZZ_AM_SEND, FUZZ_FIX_SEQ, msg, length);
+    seed_write("send-next-quiet", FUZZ_AM_SEND, FUZZ_FIX_SEQ | FUZZ_FIX_QUIET, msg, length);
     send.hdr.flags = LOOM_WIRE_FLAG_ACK_REQ;
     send.seq       = loom_le32(3); /* a gap: held until the ones before came */
     memcpy(msg, &send, sizeof(send));
@@ -127,6 +128,86 @@ static void seed_engine(void)
     seed_write("engine-push-multi-done", FUZZ_AM_SEND, FUZZ_FIX_SEQ, msg, length);
 }
 
+/* Engine messages as the FUZZ_ENGINE target takes them (the harness wraps
+ * them in the fake peer's next SEND): atomics of every op (numbered as
+ * enum loom_atomic_op, 11 of them) and both sizes, a reply, counter
+ * additions, a notice, multicast requests with keys fixed up, and some
+ * of them again arriving in quiet progress. */
+static void seed_engine_kinds(void)
+{
+    const unsigned all = FUZZ_FIX_EPOCH | FUZZ_FIX_ADDR | FUZZ_FIX_SEQ | FUZZ_FIX_KEY;
+    uint8_t msg[SEED_MAX] = {0};
+    loom_wire_atomic_t atomic;
+    loom_wire_counter_add_t add;
+    loom_wire_push_notice_t notice;
+    loom_wire_push_multi_t multi;
+    loom_wire_push_dest_t dest;
+    char name[64];
+    unsigned op, i;
+
+    memset(&atomic, 0, sizeof(atomic));
+    atomic.kind       = LOOM_WIRE_ATOMIC_REQ;
+    atomic.request_id = loom_le64(5);
+    atomic.addr       = loom_le64(64);
+    atomic.operand    = loom_le64(3);
+    atomic.compare    = loom_le64(0);
+    for (op = 0; op < 11; ++op) {
+        atomic.op   = (uint8_t)op;
+        atomic.size = (op & 1) ? 9 : 4; /* FUZZ_FIX_ADDR: odd is 8 bytes */
+        snprintf(name, sizeof(name), "engine-atomic-op%u", op);
+        seed_write(name, FUZZ_ENGINE, all, &atomic, sizeof(atomic));
+    }
+    seed_write("engine-atomic-quiet", FUZZ_ENGINE, all | FUZZ_FIX_QUIET, &atomic,
+               sizeof(atomic));
+    seed_write("engine-atomic-raw", FUZZ_ENGINE, 0, &atomic, sizeof(atomic));
+    atomic.kind   = LOOM_WIRE_ATOMIC_REPLY;
+    atomic.status = loom_le32(LOOM_WIRE_OK);
+    seed_write("engine-atomic-reply", FUZZ_ENGINE, all, &atomic, sizeof(atomic));
+
+    memset(&add, 0, sizeof(add));
+    add.kind    = LOOM_WIRE_COUNTER_ADD;
+    add.counter = loom_le64(1);
+    add.amount  = loom_le64(1);
+    seed_write("engine-counter-add", FUZZ_ENGINE, FUZZ_FIX_SEQ, &add, sizeof(add));
+    seed_write("engine-counter-add-quiet", FUZZ_ENGINE, FUZZ_FIX_SEQ | FUZZ_FIX_QUIET, &add,
+               sizeof(add));
+    add.amount = loom_le64(UINT64_MAX); /* past the top */
+    seed_write("engine-counter-add-wrap", FUZZ_ENGINE, FUZZ_FIX_SEQ, &add, sizeof(add));
+
+    memset(&notice, 0, sizeof(notice));
+    notice.kind       = LOOM_WIRE_PUSH_NOTICE;
+    notice.requester  = loom_le64(FUZZ_PEER_NAME);
+    notice.request_id = loom_le64(9);
+    notice.length     = loom_le64(256);
+    notice.counter    = loom_le64(2);
+    seed_write("engine-notice", FUZZ_ENGINE, FUZZ_FIX_SEQ, &notice, sizeof(notice));
+    notice.status = loom_le32(LOOM_WIRE_CANCELLED);
+    seed_write("engine-notice-cancelled", FUZZ_ENGINE, FUZZ_FIX_SEQ | FUZZ_FIX_QUIET, &notice,
+               sizeof(notice));
+
+    /* multicast: the harness gives each destination the fake peer's key */
+    memset(&multi, 0, sizeof(multi));
+    multi.kind       = LOOM_WIRE_PUSH_MULTI;
+    multi.dest_count = 1; /* (n % 4) + 1 destinations: 2 */
+    multi.src_addr   = loom_le64(64);
+    multi.length     = loom_le64(4096);
+    memcpy(msg, &multi, sizeof(multi));
+    for (i = 0; i < 2; ++i) {
+        memset(&dest, 0, sizeof(dest));
+        dest.dst_addr   = loom_le64(8192 * i);
+        dest.request_id = loom_le64(11 + i);
+        dest.flags      = (0 == i) ? LOOM_WIRE_PUSH_DEST_NOTIFY : 0;
+        memcpy(msg + sizeof(multi) + i * sizeof(dest), &dest, sizeof(dest));
+    }
+    seed_write("engine-multi", FUZZ_ENGINE, all, msg, sizeof(multi) + 2 * sizeof(dest));
+    multi.cond_counter   = loom_le64(3);
+    multi.cond_threshold = loom_le64(1);
+    memcpy(msg, &multi, sizeof(multi));
+    seed_write("engine-multi-cond", FUZZ_ENGINE, all, msg, sizeof(multi) + 2 * sizeof(dest));
+    seed_write("engine-multi-quiet", FUZZ_ENGINE, all | FUZZ_FIX_QUIET, msg,
+               sizeof(multi) + 2 * sizeof(dest));
+}
+
 static void seed_push(void)
 {
     uint8_t msg[SEED_MAX] = {0};
@@ -160,6 +241,14 @@ static void seed_push(void)
         memcpy(msg + sizeof(req), to, sizeof(to));
         seed_write("push-req-notices-cond", FUZZ_AM_PUSH_REQ, 0, msg,
                    sizeof(req) + sizeof(to) + SEED_KEY_ROOM);
+        /* the same valid: served once a counter of self's reaches 1, telling
+         * self and the fake peer (FUZZ_FIX_SEQ picks them) */
+        seed_write("push-req-notices-cond-fixed", FUZZ_AM_PUSH_REQ,
+                   FUZZ_FIX_EPOCH | FUZZ_FIX_KEY | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS |
+                   FUZZ_FIX_SEQ, msg, sizeof(req) + sizeof(to) + SEED_KEY_ROOM);
+        seed_write("push-req-quiet", FUZZ_AM_PUSH_REQ,
+                   FUZZ_FIX_EPOCH | FUZZ_FIX_KEY | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS |
+                   FUZZ_FIX_SEQ | FUZZ_FIX_QUIET, msg, sizeof(req) + sizeof(to) + SEED_KEY_ROOM);
     }
 
     memset(&done, 0, sizeof(done));
@@ -396,6 +485,7 @@ int main(int argc, char **argv)
     seed_dir = argv[1];
     seed_send();
     seed_engine();
+    seed_engine_kinds();
     seed_push();
     seed_connect();
     seed_eager();
