@@ -153,7 +153,9 @@ static void bound_parent(unit_ctx_t *ctx)
         most = (ctx->engine->quiet_kept > most) ? ctx->engine->quiet_kept : most;
         CHECK(unit_now() < deadline);
     }
-    sent = unit_recv_u64(ctx);
+    /* The value may come in two writes: reading it must not progress fully, or messages
+     * would go up before the count below is taken. */
+    unit_recv_noprogress(ctx, &sent, sizeof(sent));
     unit_note("quiet progress kept at most %zu bytes; the child sent %llu of %d messages "
               "meanwhile", most, (unsigned long long)sent, FLOOD_MSGS);
     CHECK_MSG(most <= LOOM_QUIET_KEPT_MAX + FLOOD_SLACK, "quiet progress kept %zu bytes",
