@@ -21,6 +21,12 @@ OBJ_CLASS_INSTANCE(mca_btl_loom_frag_t, opal_free_list_item_t,
 /* Most bytes of non-contiguous data sendi packs on the stack. */
 #define MCA_BTL_LOOM_SENDI_PACK_MAX 4096
 
+/* How long a send-immediate held back by the message window (several
+ * rails) waits for the peer's acknowledgement before it says busy: longer
+ * than a round trip on a loaded machine, and paid once per window filled
+ * (loom_peer_window_wait says why it waits at all). */
+#define MCA_BTL_LOOM_WINDOW_WAIT_NS 10000000ull
+
 /* Large fragments come a few at a time: each holds max_send_size bytes. */
 #define MCA_BTL_LOOM_FRAG_LARGE_INC 4
 
@@ -237,8 +243,13 @@ int mca_btl_loom_sendi(struct mca_btl_base_module_t *btl,
     }
     MCA_BTL_LOOM_LOCK();
     peer = mca_btl_loom_endpoint_peer(endpoint);
-    rc   = (NULL != peer) ? loom_am_send(peer, tag, iov, payload_size > 0 ? 2 : 1, NULL)
+    /* a small message only the window holds back goes past it */
+    rc   = (NULL != peer) ? loom_am_send_past_window(peer, tag, iov, payload_size > 0 ? 2 : 1)
                           : LOOM_ERR_UNREACH;
+    if (LOOM_ERR_AGAIN == rc &&
+        LOOM_OK == loom_peer_window_wait(peer, MCA_BTL_LOOM_WINDOW_WAIT_NS)) {
+        rc = loom_am_send(peer, tag, iov, payload_size > 0 ? 2 : 1, NULL);
+    }
     MCA_BTL_LOOM_UNLOCK();
     if (LOOM_OK != rc && payload_size > 0) {
         /* Nothing went: give the convertor back its position for the retry. */

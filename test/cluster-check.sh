@@ -19,7 +19,7 @@ judge() {
           "$bindir/${cmd[0]}" "${cmd[@]:1}" 2>&1)
     rc=$?
     if [ $rc -eq 0 ] && grep -q "$pass" <<<"$out"; then
-        echo "PASS $prog (2 nodes, rails tcp:rail0,tcp:rail1${*:+, $*})"
+        echo "PASS $prog (2 nodes, ${VCLUSTER_NP:-2} ranks, rails tcp:rail0,tcp:rail1${*:+, $*})"
     else
         echo "FAIL $prog (exit $rc${*:+, $*}):"
         tail -n 20 <<<"$out" | sed 's/^/    | /'
@@ -61,6 +61,16 @@ done
 for t in test_rma "test_osc_atomics"; do
     VCLUSTER_NP=4 judge "^PASS $t" "$t" --mca btl_loom_atomics 1 --mca osc rdma \
         -x LOOM_TEST_NO_DYNAMIC_WINDOW=1 -x LOOM_EXPECT_BTL_ATOMICS=1
+done
+# one-sided loops of every operation, with and without a flush per call, at
+# 1 and 2 ranks per node: osc pt2pt answers a compare-and-swap with a
+# blocking send while it holds a lock, which hung both sides over two rails
+# when loom made that send wait (issue 44); a window of 4 fills on every
+# burst, so that those replies go past it (loom_am_send_past_window)
+for np in 2 4; do
+    VCLUSTER_NP=$np run test_osc_loops --mca osc pt2pt
+    VCLUSTER_NP=$np run test_osc_loops --mca osc pt2pt --mca btl_loom_msg_window 4
+    VCLUSTER_NP=$np run test_osc_loops --mca btl_loom_atomics 1 --mca osc rdma
 done
 # coll loom across nodes, 2 ranks per node: broadcasts through pushes that
 # wait at inner nodes, reductions pulled into the root's queue, allgathers

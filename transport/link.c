@@ -155,6 +155,12 @@ int loom_peer_other_rail(const loom_peer_t *peer, int rail)
     return (other == rail) ? -1 : other;
 }
 
+/* A rail to the peer is in use. */
+bool loom_peer_reachable(const loom_peer_t *peer)
+{
+    return loom_peer_rail_from(peer, 0, true) >= 0;
+}
+
 int loom_peer_rdma_rail(loom_peer_t *peer)
 {
     return peer->am_rail;

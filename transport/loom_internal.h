@@ -96,7 +96,12 @@ typedef struct loom_msg_state {
     uint32_t          tx_seq;      /* sequence number of our next message */
     ucs_list_link_t   log;         /* sent, not acknowledged, in order */
     unsigned          log_count;
+    size_t            log_bytes;   /* of their data */
+    bool              past_window; /* a send-immediate may go past the window
+                                      (loom_am_send_past_window) */
     bool              resending;   /* a rail failed: send the log again first */
+    bool              window_stalled; /* a wait for the window ran out: no
+                                         other until it opened (progress.c) */
     uint32_t          resend_seq;  /* next to send again */
     uint32_t          rx_conn;     /* the peer's connection to us, 0: none seen */
     uint32_t          rx_seq;      /* sequence number expected next */
@@ -578,13 +583,17 @@ static inline bool loom_msg_logging(const loom_peer_t *peer)
 }
 
 /* New messages wait while the log is full (the peer acknowledges soon:
- * see loom_msg_ack_wanted) or while the log is being sent again. */
+ * see loom_msg_ack_wanted) or while the log is being sent again; for a
+ * send-immediate, full is further off, within bounds. */
 static inline bool loom_msg_can_send(const loom_peer_t *peer)
 {
     const loom_msg_state_t *msg = &peer->msg;
+    unsigned window = peer->engine->config.msg_window;
 
-    return !msg->resending &&
-           (!loom_msg_logging(peer) || msg->log_count < peer->engine->config.msg_window);
+    if (msg->past_window && msg->log_bytes < LOOM_AM_PAST_WINDOW_BYTES) {
+        window += LOOM_AM_PAST_WINDOW_MAX;
+    }
+    return !msg->resending && (!loom_msg_logging(peer) || msg->log_count < window);
 }
 
 /* Half the window waits for an acknowledgement: ask for one at once. */
@@ -660,6 +669,7 @@ int  loom_peer_rdma_rail(loom_peer_t *peer);
 void loom_peer_choose_am_rail(loom_peer_t *peer);
 void loom_peer_next_am_rail(loom_peer_t *peer);
 int  loom_peer_other_rail(const loom_peer_t *peer, int rail);
+bool loom_peer_reachable(const loom_peer_t *peer);
 int  loom_peer_iface_ep_create(loom_peer_t *peer, int index, uct_iface_h iface,
                               uct_ep_h *ep_p);
 void loom_peer_boot_ep_renew(loom_peer_t *peer, int index);

@@ -30,6 +30,7 @@ void loom_msg_keep(loom_peer_t *peer, int rail, uint8_t tag, const struct iovec 
     (void)loom_iov_pack(entry->data, iov, iovcnt);
     ucs_list_add_tail(&msg->log, &entry->link);
     ++msg->log_count;
+    msg->log_bytes += length;
     ++peer->engine->msgs_logged;
 }
 
@@ -49,8 +50,12 @@ void loom_msg_acked(loom_peer_t *peer, uint32_t wire_ack)
     while (NULL != (entry = loom_msg_log_first(peer)) && loom_seq_after(ack, entry->seq)) {
         ucs_list_del(&entry->link);
         --msg->log_count;
+        msg->log_bytes -= entry->length;
         --peer->engine->msgs_logged;
         free(entry);
+    }
+    if (msg->log_count < peer->engine->config.msg_window) {
+        msg->window_stalled = false;
     }
 }
 

@@ -232,6 +232,72 @@ int loom_engine_progress_quiet(loom_engine_t *engine)
     return loom_engine_progress_run(engine, true);
 }
 
+/*
+ * Why past the window rather than busy: an upper layer's blocking send of a
+ * few bytes (osc pt2pt's compare-and-swap reply, made while it holds a
+ * lock) that is not complete on return waits in progress, where the peer's
+ * next requests reach the upper layer below it and spin for that lock, on
+ * both sides at once, for ever; a peer slow to acknowledge (a loaded
+ * machine) must not turn into that.  The message leaves now, behind what
+ * was queued before it: a copy queued instead would need the caller's
+ * progress later, which a caller that then blocks outside MPI (Open MPI's
+ * connect/accept) never gives.  From inside progress, which drains the
+ * queues itself, only when nothing is queued.
+ */
+int loom_am_send_past_window(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
+                             int iovcnt)
+{
+    int rc = loom_am_send(peer, tag, iov, iovcnt, NULL), count = 0;
+
+    if (LOOM_ERR_AGAIN != rc || !loom_msg_logging(peer) ||
+        loom_iov_length(iov, iovcnt) > LOOM_OP_MSG_MAX) {
+        return rc;
+    }
+    peer->msg.past_window = true;
+    if (peer->engine->in_progress || loom_engine_drain_queue(peer, &peer->queue, &count)) {
+        rc = loom_am_send(peer, tag, iov, iovcnt, NULL);
+    }
+    peer->msg.past_window = false;
+    return rc;
+}
+
+/* A message to the peer would leave now: none queued before it, the
+ * window open. */
+static bool loom_msg_would_leave(loom_peer_t *peer)
+{
+    return ucs_list_is_empty(&peer->queue) && loom_msg_can_send(peer);
+}
+
+/*
+ * Why wait here rather than say busy: osc pt2pt answers a compare-and-swap
+ * with a blocking send while it holds a lock; a send that must wait does
+ * so in the caller's progress, where the peer's next requests reach osc and
+ * wait for that lock below the send, on both sides at once, for ever (two
+ * rails, issue 44).  Quiet progress takes the acknowledgements in without
+ * handing anything up.  A peer that computes long costs one budget per
+ * window filled, not one per message.
+ */
+int loom_peer_window_wait(loom_peer_t *peer, uint64_t budget_ns)
+{
+    loom_engine_t *engine = peer->engine;
+    loom_msg_state_t *msg = &peer->msg;
+    uint64_t end;
+
+    if (!loom_msg_logging(peer) || msg->window_stalled || engine->in_progress ||
+        msg->log_count < engine->config.msg_window) {
+        return LOOM_ERR_AGAIN;
+    }
+    end = loom_now_ns() + budget_ns;
+    while (!loom_msg_would_leave(peer)) {
+        if (peer->lost || loom_now_ns() > end ||
+            LOOM_ERR_LIMIT == loom_engine_progress_quiet(engine)) {
+            msg->window_stalled = msg->log_count >= engine->config.msg_window;
+            return LOOM_ERR_AGAIN;
+        }
+    }
+    return LOOM_OK;
+}
+
 /* A layer's work to do from progress, run in the order registered. */
 void loom_progress_register(loom_engine_t *engine, loom_poller_fn_t poller)
 {

@@ -229,6 +229,7 @@ void loom_msg_peer_fini(loom_peer_t *peer)
         free(entry);
     }
     peer->msg.log_count = 0;
+    peer->msg.log_bytes = 0;
     peer->msg.resending = false;
     loom_msg_new_conn_drop(peer);
     loom_msg_owed_forget(peer);

@@ -30,14 +30,15 @@ static bool loom_peer_eps_busy(loom_peer_t *peer)
     return false;
 }
 
-/* Whether the peer still waits for something of ours: not once it said
- * goodbye (everything it sent came before) and the upper layer waits for
- * nothing of it; what is left then is our own goodbye and acknowledgements,
+/* Whether the peer still waits for something of ours: not with every rail
+ * to it failed (nothing in flight can finish), nor once it said goodbye
+ * (everything it sent came before) and the upper layer waits for nothing
+ * of it; what is left then is our own goodbye and acknowledgements,
  * which a peer that closes does not need, and which it may never take in
  * (a peer that left first has closed its endpoints). */
 static bool loom_peer_unsettled(loom_peer_t *peer)
 {
-    if (peer->said_bye && 0 == peer->owed) {
+    if ((peer->said_bye && 0 == peer->owed) || !loom_peer_reachable(peer)) {
         return false;
     }
     return peer->outstanding > 0 || loom_peer_eps_busy(peer);

@@ -353,6 +353,28 @@ int  loom_peer_flush(loom_peer_t *peer);
  */
 int loom_am_send(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
                  int iovcnt, loom_op_t *op);
+/* What loom_am_send_past_window may keep past the window per peer: messages,
+ * and bytes of all those kept. */
+#define LOOM_AM_PAST_WINDOW_MAX   1024
+#define LOOM_AM_PAST_WINDOW_BYTES (1024 * 1024)
+/*
+ * loom_am_send without an op for a message of at most LOOM_OP_MSG_MAX
+ * bytes: where only the message window holds it back (several rails:
+ * btl_loom_msg_window), what is queued to the peer and then the message
+ * leave past the window, within the bounds above.  LOOM_OK: it left;
+ * LOOM_ERR_AGAIN: it could not go now.
+ */
+int loom_am_send_past_window(loom_peer_t *peer, uint8_t tag, const struct iovec *iov,
+                             int iovcnt);
+/*
+ * When loom_am_send said LOOM_ERR_AGAIN because the peer has not
+ * acknowledged a window of messages (several rails: btl_loom_msg_window):
+ * progress quietly (nothing handed up) until a message would leave, at most
+ * budget_ns.  LOOM_OK: send again now; LOOM_ERR_AGAIN: not the window, the
+ * budget ran out (the next call waits only after the window opened again),
+ * or called from inside progress, where no acknowledgement can come in.
+ */
+int loom_peer_window_wait(loom_peer_t *peer, uint64_t budget_ns);
 
 /* --- memory and keys -------------------------------------------------- */
 /* What peers may do with a region (only what the upper layer asked for is

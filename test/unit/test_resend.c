@@ -16,7 +16,15 @@
  * - idle: a message alone (far below the quarter window that makes the
  *   child acknowledge) is acknowledged once nothing more comes;
  * - window: with the child holding, the parent can send only msg_window
- *   messages not acknowledged; the rest go once the child acknowledges.
+ *   messages not acknowledged; the rest go once the child acknowledges;
+ *   loom_peer_window_wait takes that acknowledgement in (quiet progress)
+ *   and says when the next message would leave;
+ * - window wait: with the child holding, the wait runs out, and the next
+ *   one does not wait until the window opened again;
+ * - past the window: with the child holding and the window full, a small
+ *   message sent by loom_am_send_past_window leaves at once, up to
+ *   LOOM_AM_PAST_WINDOW_MAX past the window, then the caller hears busy; the
+ *   child gets every one, in order, byte for byte, once it progresses.
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the log and rail state the checks look at */
@@ -33,6 +41,12 @@
 #define SECOND_BATCH 20
 #define THIRD_BATCH  100
 #define THIRD_FIRST  (2 + FIRST_BATCH + SECOND_BATCH + 1)
+#define FOURTH_FIRST (THIRD_FIRST + THIRD_BATCH)
+#define FOURTH_BATCH (WINDOW + 4)
+#define FIFTH_FIRST  (FOURTH_FIRST + FOURTH_BATCH)
+#define FIFTH_BATCH  (WINDOW + LOOM_AM_PAST_WINDOW_MAX)
+/* What the wait that runs out is given: the held child never answers. */
+#define WAIT_OUT_NS  20000000ull
 #define MSG_MAX      3000
 
 static void resend_configure(loom_engine_config_t *config, bool is_parent)
@@ -45,10 +59,11 @@ static void resend_configure(loom_engine_config_t *config, bool is_parent)
     config->rail_rejoin_ms = 100;
 }
 
-/* Message number n: its length and bytes follow from n alone. */
+/* Message number n: its length and bytes follow from n alone (those past
+ * the window are small: the held child's socket takes them all). */
 static size_t msg_length(unsigned n)
 {
-    return (n * 997u) % MSG_MAX + 1;
+    return (n >= FIFTH_FIRST) ? (n * 37u) % 64 + 1 : (n * 997u) % MSG_MAX + 1;
 }
 
 static void send_batch(unit_ctx_t *ctx, unsigned first, unsigned count)
@@ -81,13 +96,37 @@ static void check_batch(unit_ctx_t *ctx, unsigned first, unsigned count)
     }
 }
 
+/* Messages first.. sent until one is refused (the window full; past: by
+ * loom_am_send_past_window, until those past the window are at their
+ * bound); how many went. */
+static int send_until_refused(unit_ctx_t *ctx, unsigned first, unsigned count, bool past)
+{
+    uint8_t buf[MSG_MAX];
+    struct iovec iov;
+    unsigned n;
+    int rc;
+
+    for (n = first; n < first + count; ++n) {
+        unit_fill(buf, msg_length(n), 0xabc0000ull + n);
+        iov.iov_base = buf;
+        iov.iov_len  = msg_length(n);
+        rc = past ? loom_am_send_past_window(ctx->peer, TAG, &iov, 1)
+                  : loom_am_send(ctx->peer, TAG, &iov, 1, NULL);
+        memset(buf, 0x5a, iov.iov_len); /* what went was a copy, not the buffer */
+        if (LOOM_ERR_AGAIN == rc) {
+            break;
+        }
+        CHECK_RC(rc, LOOM_OK);
+    }
+    return (int)(n - first);
+}
+
 static void parent_body(unit_ctx_t *ctx)
 {
     loom_peer_t *peer = ctx->peer;
     loom_rail_stats_t *rail0 = loom_engine_rail_stats(ctx->engine, 0);
     loom_rail_stats_t *rail1 = loom_engine_rail_stats(ctx->engine, 1);
     unsigned long sent0, logged;
-    int rc, sent;
 
     CHECK_EQ(loom_engine_rail_count(ctx->engine), 2);
     /* messages 0 and 1 connect rails 1 and 0 (a tcp endpoint connects only
@@ -132,23 +171,34 @@ static void parent_body(unit_ctx_t *ctx)
 
     /* window: no more than WINDOW messages wait for an acknowledgement */
     unit_wait_other_holds(ctx);
-    for (sent = 0; sent < THIRD_BATCH; ++sent) {
-        uint8_t buf[MSG_MAX];
-        struct iovec iov;
-        unsigned n = THIRD_FIRST + (unsigned)sent;
-
-        unit_fill(buf, msg_length(n), 0xabc0000ull + n);
-        iov.iov_base = buf;
-        iov.iov_len  = msg_length(n);
-        rc = loom_am_send(peer, TAG, &iov, 1, NULL);
-        if (LOOM_ERR_AGAIN == rc) {
-            break;
-        }
-        CHECK_RC(rc, LOOM_OK);
-    }
-    CHECK_EQ(sent, WINDOW);
+    CHECK_EQ(send_until_refused(ctx, THIRD_FIRST, THIRD_BATCH, false), WINDOW);
     unit_send_u64(ctx, 1); /* go: the child acknowledges, the rest can go */
+    CHECK_RC(loom_peer_window_wait(peer, (uint64_t)(UNIT_TIMEOUT * 1e9)), LOOM_OK);
+    CHECK(peer->msg.log_count < WINDOW);
     send_batch(ctx, THIRD_FIRST + WINDOW, THIRD_BATCH - WINDOW);
+    unit_barrier(ctx);
+
+    /* window wait: nobody acknowledges, the wait runs out, the next does
+     * not wait until the window opened */
+    unit_wait_other_holds(ctx);
+    CHECK_EQ(send_until_refused(ctx, FOURTH_FIRST, FOURTH_BATCH, false), WINDOW);
+    CHECK_RC(loom_peer_window_wait(peer, WAIT_OUT_NS), LOOM_ERR_AGAIN);
+    CHECK(peer->msg.window_stalled);
+    CHECK_RC(loom_peer_window_wait(peer, (uint64_t)(UNIT_TIMEOUT * 1e9)), LOOM_ERR_AGAIN);
+    unit_send_u64(ctx, 1); /* go */
+    UNIT_WAIT(ctx, !peer->msg.window_stalled);
+    send_batch(ctx, FOURTH_FIRST + WINDOW, FOURTH_BATCH - WINDOW);
+    unit_barrier(ctx);
+
+    /* past the window: the window full, small messages leave anyway, up to
+     * the bound */
+    unit_wait_other_holds(ctx);
+    CHECK_EQ(send_until_refused(ctx, FIFTH_FIRST, FIFTH_BATCH, false), WINDOW);
+    CHECK_EQ(send_until_refused(ctx, FIFTH_FIRST + WINDOW, FIFTH_BATCH - WINDOW, true),
+             LOOM_AM_PAST_WINDOW_MAX);
+    CHECK_UEQ(peer->msg.log_count, WINDOW + LOOM_AM_PAST_WINDOW_MAX);
+    unit_send_u64(ctx, 1); /* go */
+    UNIT_WAIT(ctx, 0 == peer->msg.log_count);
     unit_barrier(ctx);
 }
 
@@ -175,6 +225,12 @@ static void child_body(unit_ctx_t *ctx)
 
     unit_hold_progress(ctx);
     check_batch(ctx, THIRD_FIRST, THIRD_BATCH);
+    unit_barrier(ctx);
+    unit_hold_progress(ctx);
+    check_batch(ctx, FOURTH_FIRST, FOURTH_BATCH);
+    unit_barrier(ctx);
+    unit_hold_progress(ctx);
+    check_batch(ctx, FIFTH_FIRST, FIFTH_BATCH);
     unit_barrier(ctx);
 }
 

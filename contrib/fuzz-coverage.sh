@@ -1,0 +1,56 @@
+#!/bin/bash
+# Which lines of the engine (transport/) the wire fuzzer reaches: builds the
+# harness with clang's source coverage (make fuzz-cov), runs it for a fixed
+# number of inputs from the committed corpus (test/fuzz/corpus), and prints
+# llvm-cov's line coverage per file of transport/ and in total, then the
+# wire handlers and serve paths it never entered.  The docs quote its output.
+# Usage: contrib/fuzz-coverage.sh [RUNS] [BUILD_DIR]
+#   RUNS        inputs to run, default 200000 (the corpus first)
+#   BUILD_DIR   default build/ in the checkout (configured already)
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-200000}
+build=${2:-$src/build}
+fuzz_cc=${FUZZ_CC:-clang}
+llvm_ver=$("$fuzz_cc" --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n 1)
+profdata=$(command -v "llvm-profdata-$llvm_ver" || command -v llvm-profdata || true)
+cov=$(command -v "llvm-cov-$llvm_ver" || command -v llvm-cov || true)
+if [ -z "$profdata" ] || [ -z "$cov" ]; then
+    echo "SKIP: llvm-profdata or llvm-cov not found (package llvm-$llvm_ver)"
+    exit 77
+fi
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/loom-fuzz-cov.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+make -C "$build" --no-print-directory FUZZ_CC="$fuzz_cc" fuzz-cov >/dev/null
+mkdir -p "$scratch/corpus"
+export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-error}
+LLVM_PROFILE_FILE="$scratch/fuzz.profraw" "$build/test/fuzz/fuzz_wire_cov" \
+    -runs="$runs" -seed=1 -timeout=20 -rss_limit_mb=2048 -detect_leaks=0 \
+    "$scratch/corpus" "$src"/test/fuzz/corpus/* 2>"$scratch/fuzz.log" || {
+    tail -n 30 "$scratch/fuzz.log"
+    echo "fuzz-coverage: the fuzzer failed" >&2
+    exit 1
+}
+"$profdata" merge -sparse -o "$scratch/fuzz.profdata" "$scratch/fuzz.profraw"
+# lcov's records, whatever paths the binary holds: per file (SF) its lines
+# (DA: line,hits) and functions (FNDA: hits,name)
+"$cov" export -format=lcov "$build/test/fuzz/fuzz_wire_cov" \
+    -instr-profile="$scratch/fuzz.profdata" >"$scratch/fuzz.lcov"
+echo "fuzz-coverage: $runs inputs from $src/test/fuzz/corpus, $(date -u +%Y-%m-%d)"
+engine_records() {
+    awk -F'[:,]' -v want="$1" '
+        /^SF:/ { file = $2; sub(/.*\/transport\//, "", file)
+                 engine = ($2 ~ /(^|\/)transport\/[a-z_]*\.c$/) }
+        !engine { next }
+        want == "lines" && /^DA:/ { lines[file]++; if ($3 > 0) hit[file]++ }
+        want == "never" && /^FNDA:0,/ { print "  " substr($0, 8) }
+        END { if (want == "lines") for (f in lines) print f, hit[f] + 0, lines[f] }
+    ' "$scratch/fuzz.lcov"
+}
+printf "%-22s %14s %8s\n" "transport/" "lines reached" "share"
+engine_records lines | sort | awk '
+    { printf "%-22s %6d of %5d %7.2f%%\n", $1, $2, $3, 100 * $2 / $3; got += $2; all += $3 }
+    END { printf "%-22s %6d of %5d %7.2f%%\n", "total", got, all, 100 * got / all }'
+echo "never entered (wire handlers and serve paths):"
+engine_records never | grep -E '_recv|serve|_reply|_notice|counter_add' | sort || true
