@@ -2,7 +2,9 @@
  * Input format of the loom wire fuzzer (fuzz_wire.c), shared with the seed
  * corpus generator (gen_seeds.c).
  *
- * byte 0   which receiver gets the rest (enum fuzz_target, modulo the count)
+ * byte 0   which receiver gets the rest (enum fuzz_target, modulo the count),
+ *          and which fake peer sends it (the quotient, modulo FUZZ_PEERS:
+ *          a byte below FUZZ_TARGET_COUNT is the first fake peer's)
  * byte 1   FUZZ_FIX_* bits: fields the harness overwrites with values only
  *          known at run time (epochs, keys, addresses, the sequence numbers
  *          expected next), so that well-formed inputs reach past the checks
@@ -19,9 +21,12 @@
  * checked-write-finished-twice: an op failed with its rail finished again
  * as the rail's endpoint closed, losing the completion behind it).
  *
- * The fake peer is the process FUZZ_PEER_NAME; the engine under test is
- * FUZZ_SELF_NAME.  Both are connected over two tcp rails on lo before the
- * first input.
+ * The fake peers are the processes fuzz_peer_name(0 .. FUZZ_PEERS - 1),
+ * the first FUZZ_PEER_NAME; the engine under test is FUZZ_SELF_NAME.  Each
+ * fake peer is connected to it over two tcp rails on lo before the first
+ * input.  An input is written as the first fake peer sends it: from another,
+ * the harness puts that one's name in the sender field (a push request's
+ * requester) and fixes up against that one's connection.
  */
 #ifndef LOOM_FUZZ_INPUT_H
 #define LOOM_FUZZ_INPUT_H
@@ -29,6 +34,13 @@
 #define FUZZ_SELF_NAME 0x1001u
 #define FUZZ_PEER_NAME 0x2002u
 #define FUZZ_HDR_BYTES 2
+/* Two fake peers: a push request asked by one can land in the other. */
+#define FUZZ_PEERS 2
+
+static inline unsigned long long fuzz_peer_name(unsigned index)
+{
+    return FUZZ_PEER_NAME + 2ull * index; /* even: see FUZZ_FIX_SEQ */
+}
 
 enum fuzz_target {
     FUZZ_AM_SEND,       /* the AM handlers, one per id of wire.h */
@@ -64,10 +76,12 @@ enum fuzz_target {
  * ids are replaced by the live ones */
 #define FUZZ_FIX_ADDR  0x04u
 /* (engine messages and push requests: epochs as above; FUZZ_FIX_ADDR puts
- * atomics and multicast sources in self's region and destinations in the
- * fake peer's; FUZZ_FIX_KEY gives every multicast destination the fake
- * peer's key; FUZZ_FIX_SEQ makes counters ones self opened and notices
- * name self or the fake peer) */
+ * atomics and multicast sources in self's region, and names as each
+ * destination a fake peer (the one its field names, else one picked by the
+ * value) with the address in that peer's region; FUZZ_FIX_KEY gives every
+ * destination its fake peer's key; FUZZ_FIX_SEQ makes counters ones self
+ * opened, and has notices and a push request's process to answer name
+ * self (an odd value) or a fake peer (an even one)) */
 /* sequence numbers, ring generation, connection ids and rail epochs: the
  * ones expected next (SEND, slot, ring request, note, MSG_ACK, probe,
  * PUT; a CONN_REPLY names the connection asked about); request and write

@@ -6,7 +6,7 @@
  *
  * One world (fuzz_world.h) is set up before the first input and kept: the
  * engine's state carries from one input to the next, as it does from one
- * message to the next.  After each input both engines progress, so that
+ * message to the next.  After each input every engine progresses, so that
  * what the input queued (replies, serves, ring changes) runs too, and a
  * connection the input broke is made anew.
  */
@@ -48,6 +48,23 @@ static const uint8_t fuzz_am_id[FUZZ_TARGET_COUNT] = {
     [FUZZ_AM_PUT_ACK]    = LOOM_WIRE_PUT_ACK,
 };
 static uct_am_callback_t fuzz_am_cb[FUZZ_TARGET_COUNT];
+
+/* Where each AM target's message names its sender (a push request: its
+ * requester), written over for an input of another fake peer than the
+ * first. */
+static const size_t fuzz_sender_at[FUZZ_TARGET_COUNT] = {
+    [FUZZ_AM_SEND]       = offsetof(loom_wire_send_t, sender),
+    [FUZZ_AM_PUSH_REQ]   = offsetof(loom_wire_push_req_t, requester),
+    [FUZZ_AM_PUSH_DONE]  = offsetof(loom_wire_push_done_t, sender),
+    [FUZZ_AM_CONNECT]    = offsetof(loom_wire_connect_t, sender),
+    [FUZZ_AM_EAGER_REQ]  = offsetof(loom_wire_eager_req_t, sender),
+    [FUZZ_AM_EAGER_NOTE] = offsetof(loom_wire_eager_note_t, sender),
+    [FUZZ_AM_MSG_ACK]    = offsetof(loom_wire_msg_ack_t, sender),
+    [FUZZ_AM_PROBE]      = offsetof(loom_wire_probe_t, sender),
+    [FUZZ_AM_BYE]        = offsetof(loom_wire_bye_t, sender),
+    [FUZZ_AM_PUT]        = offsetof(loom_wire_put_t, sender),
+    [FUZZ_AM_PUT_ACK]    = offsetof(loom_wire_put_ack_t, sender),
+};
 
 /* ---- fields at a byte offset, little-endian, any alignment ------------------ */
 
@@ -130,8 +147,9 @@ static void fuzz_fix_put(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t len
     }
     if (fix & FUZZ_FIX_SEQ) {
         put32(msg, length, offsetof(loom_wire_put_t, rail_epoch),
-              w->peer->rails[w->rail].rail_epoch);
-        if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_NOTIFY) && NULL != (get = fuzz_world_get(w))) {
+              w->from->peer->rails[w->rail].rail_epoch);
+        if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_NOTIFY) &&
+            NULL != (get = fuzz_world_get(w->from))) {
             put64(msg, length, offsetof(loom_wire_put_t, request_id), get->id);
             put64(msg, length, offsetof(loom_wire_put_t, addr), (uintptr_t)get->local);
             put64(msg, length, offsetof(loom_wire_put_t, length), get->length);
@@ -174,10 +192,18 @@ static uint64_t fuzz_fix_source(const fuzz_world_t *w, uint8_t *msg, size_t leng
     return len;
 }
 
-/* A push request's notices each name self or the fake peer, and its
+/* A process field names self (an odd value) or a fake peer (an even one). */
+static void fuzz_fix_proc(fuzz_world_t *w, uint8_t *msg, size_t length, size_t offset)
+{
+    uint64_t proc = get64(msg, length, offset);
+
+    put64(msg, length, offset, (proc & 1) ? FUZZ_SELF_NAME : fuzz_world_fake(w, proc)->name);
+}
+
+/* A push request's notices each name self or a fake peer, and its
  * counters (the condition's, self's; a notice's, the told process's) are
  * live ones of self's. */
-static void fuzz_fix_push_notices(const fuzz_world_t *w, uint8_t *msg, size_t length)
+static void fuzz_fix_push_notices(fuzz_world_t *w, uint8_t *msg, size_t length)
 {
     size_t at = sizeof(loom_wire_push_req_t), end;
     uint16_t count = 0;
@@ -192,17 +218,15 @@ static void fuzz_fix_push_notices(const fuzz_world_t *w, uint8_t *msg, size_t le
     fuzz_fix_counter(w, msg, length, offsetof(loom_wire_push_req_t, cond_counter));
     for (; at + sizeof(loom_wire_notice_to_t) <= end && at + sizeof(loom_wire_notice_to_t) <=
            length; at += sizeof(loom_wire_notice_to_t)) {
-        uint64_t proc = get64(msg, length, at + offsetof(loom_wire_notice_to_t, proc));
-
-        put64(msg, length, at + offsetof(loom_wire_notice_to_t, proc),
-              (proc & 1) ? FUZZ_SELF_NAME : FUZZ_PEER_NAME);
+        fuzz_fix_proc(w, msg, length, at + offsetof(loom_wire_notice_to_t, proc));
         fuzz_fix_counter(w, msg, length, at + offsetof(loom_wire_notice_to_t, counter));
     }
 }
 
 static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg, size_t length)
 {
-    loom_peer_t *peer = w->peer;
+    loom_peer_t *peer = w->from->peer;
+    fuzz_fake_t *dest;
     size_t ack_bytes = LOOM_WIRE_ACK_BYTES(w->key_size);
     loom_op_t *op;
 
@@ -222,6 +246,9 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
         }
         break;
     case FUZZ_AM_PUSH_REQ:
+        /* the destination: the requester itself or a third process */
+        dest = fuzz_world_fake(w, get64(msg, length, offsetof(loom_wire_push_req_t,
+                                                              dest_proc)));
         if (fix & FUZZ_FIX_EPOCH) {
             put32(msg, length, offsetof(loom_wire_push_req_t, src_epoch), w->self->epoch);
         }
@@ -230,19 +257,21 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
                                            offsetof(loom_wire_push_req_t, length),
                                            offsetof(loom_wire_push_req_t, src_region_id),
                                            offsetof(loom_wire_push_req_t, src_addr));
+            put64(msg, length, offsetof(loom_wire_push_req_t, dest_proc), dest->name);
             put64(msg, length, offsetof(loom_wire_push_req_t, dst_addr),
-                  fuzz_in_region(w->other_mem, get64(msg, length,
+                  fuzz_in_region(dest->mem, get64(msg, length,
                                  offsetof(loom_wire_push_req_t, dst_addr)), len));
         }
         if (fix & FUZZ_FIX_SEQ) {
+            fuzz_fix_proc(w, msg, length, offsetof(loom_wire_push_req_t, notify_proc));
             fuzz_fix_push_notices(w, msg, length);
         }
         if ((fix & FUZZ_FIX_KEY) && length >= w->key_size) {
-            memcpy(msg + length - w->key_size, w->other_key, w->key_size);
+            memcpy(msg + length - w->key_size, dest->key, w->key_size);
         }
         break;
     case FUZZ_AM_PUSH_DONE:
-        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_get(w))) {
+        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_get(w->from))) {
             put64(msg, length, offsetof(loom_wire_push_done_t, request_id), op->id);
             put64(msg, length, offsetof(loom_wire_push_done_t, length), op->length);
         }
@@ -255,11 +284,11 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
     case FUZZ_AM_EAGER_REQ:
         if (fix & FUZZ_FIX_ADDR) {
             put64(msg, length, offsetof(loom_wire_eager_req_t, box_addr),
-                  fuzz_in_region(w->other_mem, get64(msg, length,
+                  fuzz_in_region(w->from->mem, get64(msg, length,
                                  offsetof(loom_wire_eager_req_t, box_addr)), ack_bytes));
         }
         if ((fix & FUZZ_FIX_KEY) && length >= sizeof(loom_wire_eager_req_t) + w->key_size) {
-            memcpy(msg + sizeof(loom_wire_eager_req_t), w->other_key, w->key_size);
+            memcpy(msg + sizeof(loom_wire_eager_req_t), w->from->key, w->key_size);
             put32(msg, length, offsetof(loom_wire_eager_req_t, key_length),
                   (uint32_t)w->key_size);
         }
@@ -306,7 +335,7 @@ static void fuzz_fix_am(fuzz_world_t *w, int target, unsigned fix, uint8_t *msg,
         fuzz_fix_put(w, fix, msg, length);
         break;
     case FUZZ_AM_PUT_ACK:
-        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_put(w))) {
+        if ((fix & FUZZ_FIX_SEQ) && NULL != (op = fuzz_world_put(w->from))) {
             put64(msg, length, offsetof(loom_wire_put_ack_t, write_id), op->write_id);
         }
         break;
@@ -347,6 +376,9 @@ static void fuzz_am_run(fuzz_world_t *w, int target, unsigned fix, const uint8_t
     memset(FUZZ_ODD, 0, want);
     memcpy(FUZZ_ODD, body, (length < want) ? length : want);
     length = want;
+    if (w->from != &w->fakes[0] && 0 != fuzz_sender_at[target]) {
+        put64(FUZZ_ODD, length, fuzz_sender_at[target], w->from->name);
+    }
     fuzz_fix_am(w, target, fix, FUZZ_ODD, length);
     (void)fuzz_am_cb[target](&w->self->rails[w->rail], FUZZ_ODD, length, 0);
 }
@@ -355,8 +387,9 @@ static void fuzz_am_run(fuzz_world_t *w, int target, unsigned fix, const uint8_t
 
 /* With FUZZ_FIX_KEY a multicast request is laid out again: its first
  * destinations (1 to FUZZ_MULTI_DESTS, as the input has them, read at the
- * stride of no key), each followed by the fake peer's key.  Its length. */
-static size_t fuzz_multi_keys(const fuzz_world_t *w, uint8_t *out, const uint8_t *body,
+ * stride of no key), each followed by the key of the fake peer it names.
+ * Its length. */
+static size_t fuzz_multi_keys(fuzz_world_t *w, uint8_t *out, const uint8_t *body,
                               size_t length)
 {
     loom_wire_push_multi_t req;
@@ -377,15 +410,16 @@ static size_t fuzz_multi_keys(const fuzz_world_t *w, uint8_t *out, const uint8_t
         }
         dest.key_len = loom_le16((uint16_t)w->key_size);
         memcpy(out + at, &dest, sizeof(dest));
-        memcpy(out + at + sizeof(dest), w->other_key, w->key_size);
+        memcpy(out + at + sizeof(dest),
+               fuzz_world_fake(w, loom_from_le64(dest.proc))->key, w->key_size);
         at += sizeof(dest) + w->key_size;
     }
     return at;
 }
 
-/* A multicast request's source in self's region, its destinations the fake
+/* A multicast request's source in self's region, each destination a fake
  * peer's region (walked at the stride their key lengths give). */
-static void fuzz_fix_multi(const fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+static void fuzz_fix_multi(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
 {
     uint64_t len;
     size_t at;
@@ -403,11 +437,14 @@ static void fuzz_fix_multi(const fuzz_world_t *w, unsigned fix, uint8_t *msg, si
                           offsetof(loom_wire_push_multi_t, src_region_id),
                           offsetof(loom_wire_push_multi_t, src_addr));
     for (at = sizeof(loom_wire_push_multi_t); at + sizeof(loom_wire_push_dest_t) <= length;) {
+        fuzz_fake_t *dest = fuzz_world_fake(w, get64(msg, length,
+                                                     at + offsetof(loom_wire_push_dest_t,
+                                                                   proc)));
         uint16_t key_len;
 
-        put64(msg, length, at + offsetof(loom_wire_push_dest_t, proc), FUZZ_PEER_NAME);
+        put64(msg, length, at + offsetof(loom_wire_push_dest_t, proc), dest->name);
         put64(msg, length, at + offsetof(loom_wire_push_dest_t, dst_addr),
-              fuzz_in_region(w->other_mem, get64(msg, length,
+              fuzz_in_region(dest->mem, get64(msg, length,
                              at + offsetof(loom_wire_push_dest_t, dst_addr)), len));
         memcpy(&key_len, msg + at + offsetof(loom_wire_push_dest_t, key_len), sizeof(key_len));
         at += sizeof(loom_wire_push_dest_t) + loom_from_le16(key_len);
@@ -434,7 +471,7 @@ static void fuzz_fix_atomic(const fuzz_world_t *w, unsigned fix, uint8_t *msg, s
           (uint64_t)(uintptr_t)w->self_mem + (offset & ~(uint64_t)(size - 1)));
 }
 
-static void fuzz_fix_engine(const fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
+static void fuzz_fix_engine(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t length)
 {
     switch ((length > 0) ? msg[0] : 0) {
     case LOOM_WIRE_ATOMIC_REQ:
@@ -479,9 +516,9 @@ static void fuzz_engine_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, 
     send.hdr.type    = LOOM_WIRE_SEND;
     send.hdr.tag     = LOOM_WIRE_TAG_ENGINE;
     send.hdr.length  = loom_le32((uint32_t)(sizeof(send) - sizeof(send.hdr) + length));
-    send.sender      = loom_le64(FUZZ_PEER_NAME);
-    send.seq         = loom_le32(w->peer->msg.rx_seq);
-    send.conn        = loom_le32(w->peer->msg.rx_conn);
+    send.sender      = loom_le64(w->from->name);
+    send.seq         = loom_le32(w->from->peer->msg.rx_seq);
+    send.conn        = loom_le32(w->from->peer->msg.rx_conn);
     memcpy(FUZZ_ODD, &send, sizeof(send));
     (void)fuzz_am_cb[FUZZ_AM_SEND](&w->self->rails[w->rail], FUZZ_ODD, sizeof(send) + length,
                                    0);
@@ -491,12 +528,12 @@ static void fuzz_engine_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, 
 
 static void fuzz_slot_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, size_t length)
 {
-    loom_eager_rx_t *rx = &w->peer->eager.rx;
+    loom_eager_rx_t *rx = &w->from->peer->eager.rx;
     uint32_t flag, slot_len;
     size_t max_len, n;
     uint8_t *end;
 
-    if (!fuzz_world_ring(w)) {
+    if (!fuzz_world_ring(w->from)) {
         return;
     }
     end = rx->mem.buf + (size_t)(rx->slot + 1) * rx->mem.slot_size;
@@ -518,7 +555,7 @@ static void fuzz_slot_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, si
     put32(end, sizeof(loom_wire_slot_t), offsetof(loom_wire_slot_t, head), flag);
     if (fix & FUZZ_FIX_SEQ) {
         put32(end, sizeof(loom_wire_slot_t), offsetof(loom_wire_slot_t, seq),
-              w->peer->msg.rx_seq);
+              w->from->peer->msg.rx_seq);
         end[offsetof(loom_wire_slot_t, gen)] = rx->gen;
     }
 }
@@ -528,7 +565,7 @@ static void fuzz_slot_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, si
 static void fuzz_box_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, size_t length)
 {
     loom_engine_t *engine = w->self;
-    loom_eager_tx_t *tx = &w->peer->eager.tx;
+    loom_eager_tx_t *tx = &w->from->peer->eager.tx;
     size_t ack_bytes = LOOM_WIRE_ACK_BYTES(w->key_size), n;
     uint8_t *box;
 
@@ -542,7 +579,7 @@ static void fuzz_box_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, siz
         tx->want     = (0 == tx->phase) ? 1 : 0;
         tx->pending  = true;
         tx->req_time = loom_now_ns();
-        loom_eager_activate(w->peer);
+        loom_eager_activate(w->from->peer);
     }
     box = tx->box->mem;
     n   = (length < engine->eager.box_size) ? length : engine->eager.box_size;
@@ -563,10 +600,10 @@ static void fuzz_box_run(fuzz_world_t *w, unsigned fix, const uint8_t *body, siz
     if (fix & FUZZ_FIX_ADDR) {
         uint64_t ring = get64(box, ack_bytes, offsetof(loom_wire_eager_ack_t, ring_addr));
         put64(box, ack_bytes, offsetof(loom_wire_eager_ack_t, ring_addr),
-              fuzz_in_region(w->other_mem, ring, 1024 * 8));
+              fuzz_in_region(w->from->mem, ring, 1024 * 8));
     }
     if (fix & FUZZ_FIX_KEY) {
-        memcpy(box + sizeof(loom_wire_eager_ack_t), w->other_key, w->key_size);
+        memcpy(box + sizeof(loom_wire_eager_ack_t), w->from->key, w->key_size);
     }
     if (fix & FUZZ_FIX_FLAGS) {
         put32(box, ack_bytes, offsetof(loom_wire_eager_ack_t, head), tx->req_seq);
@@ -684,8 +721,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < FUZZ_HDR_BYTES || size > FUZZ_MAX_INPUT) {
         return 0;
     }
-    target = data[0] % FUZZ_TARGET_COUNT;
-    fix    = data[1];
+    target  = data[0] % FUZZ_TARGET_COUNT;
+    w->from = &w->fakes[(data[0] / FUZZ_TARGET_COUNT) % FUZZ_PEERS];
+    fix     = data[1];
     length = size - FUZZ_HDR_BYTES;
     fuzz_world_ops(w);
     /* arriving in quiet progress, as with a progress thread: handlers

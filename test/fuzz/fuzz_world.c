@@ -1,5 +1,5 @@
 /*
- * Set-up of the wire fuzzer's two engines (see fuzz_world.h).
+ * Set-up of the wire fuzzer's engines (see fuzz_world.h).
  */
 #include "fuzz_world.h"
 #include "fuzz_input.h"
@@ -31,7 +31,7 @@ static void fuzz_recv_cb(void *ctx, uint8_t tag, const void *data, size_t length
         w->checksum = w->checksum * 31 + p[i];
     }
     w->checksum += tag;
-    ++w->delivered; /* of either engine: the fake peer gets none but may */
+    ++w->delivered; /* of any engine: the fake peers get none but may */
 }
 
 static void fuzz_log_cb(void *ctx, int level, const char *text)
@@ -84,56 +84,56 @@ static bool fuzz_connect(loom_engine_t *engine, loom_engine_t *to, loom_peer_t *
 }
 
 /* Both ways up; a peer that said goodbye is leaving, not connected. */
-static bool fuzz_connected(const fuzz_world_t *w)
+static bool fuzz_connected(const fuzz_fake_t *f)
 {
-    return w->peer->rails[0].usable && !w->peer->rails[0].failed &&
-           w->back->rails[0].usable && !w->back->rails[0].failed &&
-           !w->peer->lost && !w->back->lost && !w->peer->said_bye;
+    return f->peer->rails[0].usable && !f->peer->rails[0].failed &&
+           f->back->rails[0].usable && !f->back->rails[0].failed &&
+           !f->peer->lost && !f->back->lost && !f->peer->said_bye;
 }
 
-/* Progress both until cond(w) holds; false after FUZZ_SETUP_NS. */
-static bool fuzz_wait(fuzz_world_t *w, bool (*cond)(const fuzz_world_t *w))
+/* Progress every engine until cond(f) holds; false after FUZZ_SETUP_NS. */
+static bool fuzz_wait(fuzz_fake_t *f, bool (*cond)(const fuzz_fake_t *f))
 {
     uint64_t end = loom_now_ns() + FUZZ_SETUP_NS;
 
-    while (!cond(w)) {
+    while (!cond(f)) {
         if (loom_now_ns() > end) {
             return false;
         }
-        fuzz_world_progress(w, 1);
+        fuzz_world_progress(f->world, 1);
     }
     return true;
 }
 
 /* self has a receive ring for the fake peer (the one the peer asked for, or
  * one an input asked for in its name: the slot target only needs one) */
-static bool fuzz_ring_ready(const fuzz_world_t *w)
+static bool fuzz_ring_ready(const fuzz_fake_t *f)
 {
-    return 0 != w->peer->eager.rx.phase && !w->back->eager.tx.pending;
+    return 0 != f->peer->eager.rx.phase && !f->back->eager.tx.pending;
 }
 
-static bool fuzz_request_settled(const fuzz_world_t *w)
+static bool fuzz_request_settled(const fuzz_fake_t *f)
 {
-    return !w->back->eager.tx.pending;
+    return !f->back->eager.tx.pending;
 }
 
-bool fuzz_world_ring(fuzz_world_t *w)
+bool fuzz_world_ring(fuzz_fake_t *f)
 {
-    if (0 != w->peer->eager.rx.phase) {
+    if (0 != f->peer->eager.rx.phase) {
         return true;
     }
     /* the fake peer asks the ordinary way, for a phase other than the one it
      * thinks it has (an input may have dropped that ring behind its back);
      * an input may also have moved self's idea of the requests served past
      * the peer's: start that anew */
-    if (!fuzz_wait(w, fuzz_request_settled)) {
+    if (!fuzz_wait(f, fuzz_request_settled)) {
         return false;
     }
-    w->peer->eager.rx.served_seq = 0;
-    if (LOOM_OK != loom_eager_request(w->back, 1 == loom_eager_tx_phase(w->back) ? 2 : 1)) {
+    f->peer->eager.rx.served_seq = 0;
+    if (LOOM_OK != loom_eager_request(f->back, 1 == loom_eager_tx_phase(f->back) ? 2 : 1)) {
         return false;
     }
-    return fuzz_wait(w, fuzz_ring_ready);
+    return fuzz_wait(f, fuzz_ring_ready);
 }
 
 static bool fuzz_region(loom_engine_t *engine, unsigned access, uint8_t **mem_p,
@@ -160,9 +160,11 @@ static void fuzz_op_done(loom_op_t *op, int status)
     fop->busy = false;
 }
 
-static loom_op_t *fuzz_world_op(fuzz_world_t *w, fuzz_op_t *fop, bool put)
+static loom_op_t *fuzz_world_op(fuzz_fake_t *f, fuzz_op_t *fop, bool put)
 {
-    uint64_t remote = (uint64_t)(uintptr_t)w->other_mem;
+    fuzz_world_t *w = f->world;
+    uint64_t remote = (uint64_t)(uintptr_t)f->mem;
+    uint8_t *local = w->get_mem + (size_t)f->index * FUZZ_OP_BYTES;
     loom_op_t *op = &fop->op;
     int rc, rounds;
 
@@ -171,10 +173,10 @@ static loom_op_t *fuzz_world_op(fuzz_world_t *w, fuzz_op_t *fop, bool put)
         op->cb    = fuzz_op_done;
         op->user  = fop;
         fop->busy = true;
-        rc = put ? loom_put(w->peer, op, w->self_mem, w->self_region, remote, w->other_key,
+        rc = put ? loom_put(f->peer, op, w->self_mem, w->self_region, remote, f->key,
                             w->key_size, FUZZ_OP_BYTES)
-                 : loom_get(w->peer, op, w->get_mem, w->get_region, remote, w->other_key,
-                            w->key_size, FUZZ_OP_BYTES);
+                 : loom_get(f->peer, op, local, w->get_region, remote, f->key, w->key_size,
+                            FUZZ_OP_BYTES);
         if (LOOM_INPROGRESS != rc) {
             fop->busy = false; /* refused before it started: no callback */
             return NULL;
@@ -204,24 +206,44 @@ static void fuzz_op_check(const fuzz_world_t *w, const fuzz_op_t *fop)
 
 void fuzz_world_check(const fuzz_world_t *w)
 {
-    fuzz_op_check(w, &w->put);
-    fuzz_op_check(w, &w->get);
+    int i;
+
+    for (i = 0; i < FUZZ_PEERS; ++i) {
+        fuzz_op_check(w, &w->fakes[i].put);
+        fuzz_op_check(w, &w->fakes[i].get);
+    }
 }
 
-loom_op_t *fuzz_world_put(fuzz_world_t *w)
+loom_op_t *fuzz_world_put(fuzz_fake_t *f)
 {
-    return fuzz_world_op(w, &w->put, true);
+    return fuzz_world_op(f, &f->put, true);
 }
 
-loom_op_t *fuzz_world_get(fuzz_world_t *w)
+loom_op_t *fuzz_world_get(fuzz_fake_t *f)
 {
-    return fuzz_world_op(w, &w->get, false);
+    return fuzz_world_op(f, &f->get, false);
 }
 
 void fuzz_world_ops(fuzz_world_t *w)
 {
-    (void)fuzz_world_put(w);
-    (void)fuzz_world_get(w);
+    int i;
+
+    for (i = 0; i < FUZZ_PEERS; ++i) {
+        (void)fuzz_world_put(&w->fakes[i]);
+        (void)fuzz_world_get(&w->fakes[i]);
+    }
+}
+
+fuzz_fake_t *fuzz_world_fake(fuzz_world_t *w, uint64_t name)
+{
+    int i;
+
+    for (i = 0; i < FUZZ_PEERS; ++i) {
+        if (w->fakes[i].name == name) {
+            return &w->fakes[i];
+        }
+    }
+    return &w->fakes[(name >> 1) % FUZZ_PEERS];
 }
 
 /* ---- the fake peer holds self's put and get ------------------------------------------ */
@@ -251,51 +273,52 @@ static bool fuzz_hold(fuzz_op_t *fop, uint64_t msg_id, const void *data, size_t 
     return true;
 }
 
-/* The fake peer's handlers of checked writes and push requests (arg: the
- * world): those of self's own operations are held, the others go on. */
+/* A fake peer's handlers of checked writes and push requests (arg: its
+ * rail): those of self's own operations to it are held, the others go on. */
 static ucs_status_t fuzz_peer_put_recv(void *arg, void *data, size_t length, unsigned flags)
 {
     fuzz_peer_rail_t *rail = arg;
-    fuzz_world_t *w = rail->world;
+    fuzz_fake_t *f = rail->fake;
     loom_wire_put_t put;
 
     if (length >= sizeof(put)) {
         memcpy(&put, data, sizeof(put));
-        if (fuzz_hold(&w->put, loom_from_le64(put.write_id), data, length)) {
+        if (fuzz_hold(&f->put, loom_from_le64(put.write_id), data, length)) {
             return UCS_OK;
         }
     }
-    return loom_checked_put_recv(&w->other->rails[rail->index], data, length, flags);
+    return loom_checked_put_recv(&f->engine->rails[rail->index], data, length, flags);
 }
 
 static ucs_status_t fuzz_peer_push_req_recv(void *arg, void *data, size_t length,
                                             unsigned flags)
 {
     fuzz_peer_rail_t *rail = arg;
-    fuzz_world_t *w = rail->world;
+    fuzz_fake_t *f = rail->fake;
     loom_wire_push_req_t req;
 
     if (length >= sizeof(req)) {
         memcpy(&req, data, sizeof(req));
-        if (fuzz_hold(&w->get, loom_from_le64(req.request_id), data, length)) {
+        if (fuzz_hold(&f->get, loom_from_le64(req.request_id), data, length)) {
             return UCS_OK;
         }
     }
-    return loom_push_req_recv(&w->other->rails[rail->index], data, length, flags);
+    return loom_push_req_recv(&f->engine->rails[rail->index], data, length, flags);
 }
 
-static bool fuzz_peer_hold(fuzz_world_t *w)
+static bool fuzz_peer_hold(fuzz_fake_t *f)
 {
+    loom_engine_t *engine = f->engine;
     fuzz_peer_rail_t *rail;
     int i;
 
-    for (i = 0; i < w->other->rail_count && i < FUZZ_RAILS; ++i) {
-        rail        = &w->peer_rails[i];
-        rail->world = w;
+    for (i = 0; i < engine->rail_count && i < FUZZ_RAILS; ++i) {
+        rail        = &f->rails[i];
+        rail->fake  = f;
         rail->index = i;
-        if (UCS_OK != uct_iface_set_am_handler(w->other->rails[i].iface, LOOM_WIRE_PUT,
+        if (UCS_OK != uct_iface_set_am_handler(engine->rails[i].iface, LOOM_WIRE_PUT,
                                                fuzz_peer_put_recv, rail, 0) ||
-            UCS_OK != uct_iface_set_am_handler(w->other->rails[i].iface, LOOM_WIRE_PUSH_REQ,
+            UCS_OK != uct_iface_set_am_handler(engine->rails[i].iface, LOOM_WIRE_PUSH_REQ,
                                                fuzz_peer_push_req_recv, rail, 0)) {
             return false;
         }
@@ -304,56 +327,58 @@ static bool fuzz_peer_hold(fuzz_world_t *w)
 }
 
 /* The fake peer answers what it holds of an operation still under way. */
-static void fuzz_release(fuzz_world_t *w, fuzz_op_t *fop, uct_am_callback_t recv)
+static void fuzz_release(fuzz_fake_t *f, fuzz_op_t *fop, uct_am_callback_t recv)
 {
     size_t length = fop->held_length;
 
     fop->held_length = 0;
     if (fop->busy && 0 != length && fop->held_id == fuzz_op_msg_id(fop)) {
-        (void)recv(&w->other->rails[0], fop->held, length, 0);
+        (void)recv(&f->engine->rails[0], fop->held, length, 0);
     }
 }
 
 /* self knows the fake peer's connection (loom_msg_conn_check) */
-static bool fuzz_conn_known(const fuzz_world_t *w)
+static bool fuzz_conn_known(const fuzz_fake_t *f)
 {
-    return 0 != w->peer->msg.rx_conn;
+    return 0 != f->peer->msg.rx_conn;
 }
 
 /* The fake peer's first message goes by AM, before there is a ring: a
  * message naming another connection of it is then asked about. */
-static bool fuzz_first_message(fuzz_world_t *w)
+static bool fuzz_first_message(fuzz_fake_t *f)
 {
     struct iovec iov = {"hello", 5};
     uint64_t end = loom_now_ns() + FUZZ_SETUP_NS;
     int rc;
 
-    while (LOOM_ERR_AGAIN == (rc = loom_am_send(w->back, 1, &iov, 1, NULL)) &&
+    while (LOOM_ERR_AGAIN == (rc = loom_am_send(f->back, 1, &iov, 1, NULL)) &&
            loom_now_ns() < end) {
-        fuzz_world_progress(w, 1);
+        fuzz_world_progress(f->world, 1);
     }
     if (LOOM_OK != rc) {
         fprintf(stderr, "fuzz: the fake peer could not send its first message: %s\n",
                 loom_strerror(rc));
         return false;
     }
-    return fuzz_wait(w, fuzz_conn_known);
+    return fuzz_wait(f, fuzz_conn_known);
 }
 
 /* Connected both ways, the fake peer's connection known, a ring of its in
  * self. */
-static bool fuzz_pair_open(fuzz_world_t *w)
+static bool fuzz_pair_open(fuzz_fake_t *f)
 {
-    if (!fuzz_connect(w->self, w->other, &w->peer) ||
-        !fuzz_connect(w->other, w->self, &w->back) || !fuzz_wait(w, fuzz_connected)) {
+    loom_engine_t *self = f->world->self;
+
+    if (!fuzz_connect(self, f->engine, &f->peer) ||
+        !fuzz_connect(f->engine, self, &f->back) || !fuzz_wait(f, fuzz_connected)) {
         fprintf(stderr, "fuzz: the two engines did not connect over tcp:lo\n");
         return false;
     }
-    if (!fuzz_first_message(w)) {
+    if (!fuzz_first_message(f)) {
         fprintf(stderr, "fuzz: the fake peer's first message did not arrive\n");
         return false;
     }
-    if (!fuzz_world_ring(w)) {
+    if (!fuzz_world_ring(f)) {
         fprintf(stderr, "fuzz: no eager ring between the two engines\n");
         return false;
     }
@@ -379,63 +404,84 @@ static unsigned fuzz_progress_other(void *arg)
  * state whose destroy aborts (tcp_cm.c:408).  The numbers go out of step
  * when self answers a forged probe with a fresh endpoint.  Self's put and
  * get have ended by then: one under way still never will. */
-static void fuzz_pair_close(fuzz_world_t *w)
+static void fuzz_pair_close(fuzz_fake_t *f)
 {
     uct_worker_cb_id_t self_cb = UCS_CALLBACKQ_ID_NULL, other_cb = UCS_CALLBACKQ_ID_NULL;
+    loom_engine_t *self = f->world->self, *other = f->engine;
     int rounds, i;
 
-    uct_worker_progress_register_safe(w->self->worker, fuzz_progress_other, w->other, 0,
-                                      &self_cb);
-    uct_worker_progress_register_safe(w->other->worker, fuzz_progress_other, w->self, 0,
-                                      &other_cb);
-    fuzz_release(w, &w->put, loom_checked_put_recv);
-    fuzz_release(w, &w->get, loom_push_req_recv);
-    if (NULL != w->peer) { /* NULL: an attempt at opening failed before it */
-        loom_peer_disconnect(w->peer);
+    uct_worker_progress_register_safe(self->worker, fuzz_progress_other, other, 0, &self_cb);
+    uct_worker_progress_register_safe(other->worker, fuzz_progress_other, self, 0, &other_cb);
+    fuzz_release(f, &f->put, loom_checked_put_recv);
+    fuzz_release(f, &f->get, loom_push_req_recv);
+    if (NULL != f->peer) { /* NULL: an attempt at opening failed before it */
+        loom_peer_disconnect(f->peer);
     }
-    for (i = 0; NULL != w->back && i < w->other->rail_count; ++i) {
-        if (NULL != w->back->rails[i].ep) {
-            (void)loom_rail_error(&w->other->rails[i], w->back->rails[i].ep,
+    for (i = 0; NULL != f->back && i < other->rail_count; ++i) {
+        if (NULL != f->back->rails[i].ep) {
+            (void)loom_rail_error(&other->rails[i], f->back->rails[i].ep,
                                   UCS_ERR_CONNECTION_RESET);
         }
     }
-    if (NULL != w->back) {
-        loom_peer_disconnect(w->back);
+    if (NULL != f->back) {
+        loom_peer_disconnect(f->back);
     }
     for (rounds = 0; rounds < FUZZ_DRAIN_ROUNDS; ++rounds) {
-        if (0 == loom_engine_progress(w->self)) { /* the other's with it */
+        if (0 == loom_engine_progress(self)) { /* the other's with it */
             break;
         }
     }
-    uct_worker_progress_unregister_safe(w->self->worker, &self_cb);
-    uct_worker_progress_unregister_safe(w->other->worker, &other_cb);
-    w->peer = w->back = NULL;
-    if (w->put.busy || w->get.busy) {
-        fprintf(stderr, "fuzz: self's %s never completed, its peer disconnected\n",
-                w->put.busy ? "put" : "get");
+    uct_worker_progress_unregister_safe(self->worker, &self_cb);
+    uct_worker_progress_unregister_safe(other->worker, &other_cb);
+    f->peer = f->back = NULL;
+    if (f->put.busy || f->get.busy) {
+        fprintf(stderr, "fuzz: self's %s never completed, its peer %#llx disconnected\n",
+                f->put.busy ? "put" : "get", (unsigned long long)f->name);
         abort();
     }
 }
 
-bool fuzz_world_open(fuzz_world_t *w)
+/* A fake peer's engine, handlers, region and key; its pair with self. */
+static bool fuzz_fake_open(fuzz_world_t *w, int index)
 {
+    fuzz_fake_t *f = &w->fakes[index];
     int rc;
 
-    rc = fuzz_engine_create(FUZZ_SELF_NAME, w, &w->self);
-    if (LOOM_OK == rc) {
-        rc = fuzz_engine_create(FUZZ_PEER_NAME, w, &w->other);
-    }
+    f->world = w;
+    f->index = index;
+    f->name  = fuzz_peer_name((unsigned)index);
+    rc = fuzz_engine_create(f->name, w, &f->engine);
     if (LOOM_OK != rc) {
         fprintf(stderr, "fuzz: cannot create an engine on tcp:lo: %s\n", loom_strerror(rc));
         return false;
     }
-    if (!fuzz_peer_hold(w)) {
+    if (!fuzz_peer_hold(f)) {
         fprintf(stderr, "fuzz: cannot set the fake peer's handlers\n");
         return false;
     }
+    if (!fuzz_region(f->engine, LOOM_ACCESS_ALL, &f->mem, &f->region)) {
+        fprintf(stderr, "fuzz: cannot register memory\n");
+        return false;
+    }
+    if (w->key_size != loom_key_size(f->engine) ||
+        LOOM_OK != loom_key_pack(f->region, f->key, w->key_size)) {
+        fprintf(stderr, "fuzz: cannot pack a key\n");
+        return false;
+    }
+    return fuzz_pair_open(f);
+}
+
+bool fuzz_world_open(fuzz_world_t *w)
+{
+    int rc, i;
+
+    rc = fuzz_engine_create(FUZZ_SELF_NAME, w, &w->self);
+    if (LOOM_OK != rc) {
+        fprintf(stderr, "fuzz: cannot create an engine on tcp:lo: %s\n", loom_strerror(rc));
+        return false;
+    }
     if (!fuzz_region(w->self, LOOM_ACCESS_ALL, &w->self_mem, &w->self_region) ||
-        !fuzz_region(w->self, LOOM_ACCESS_LOCAL_WRITE, &w->get_mem, &w->get_region) ||
-        !fuzz_region(w->other, LOOM_ACCESS_ALL, &w->other_mem, &w->other_region)) {
+        !fuzz_region(w->self, LOOM_ACCESS_LOCAL_WRITE, &w->get_mem, &w->get_region)) {
         fprintf(stderr, "fuzz: cannot register memory\n");
         return false;
     }
@@ -443,44 +489,62 @@ bool fuzz_world_open(fuzz_world_t *w)
         fprintf(stderr, "fuzz: cannot open counters\n");
         return false;
     }
-    w->key_size = loom_key_size(w->other);
-    if (w->key_size > sizeof(w->other_key) || w->key_size != loom_key_size(w->self) ||
-        LOOM_OK != loom_key_pack(w->other_region, w->other_key, w->key_size)) {
-        fprintf(stderr, "fuzz: cannot pack a key\n");
+    w->key_size = loom_key_size(w->self);
+    if (w->key_size > LOOM_OP_MSG_MAX) {
+        fprintf(stderr, "fuzz: keys of %zu bytes do not fit\n", w->key_size);
         return false;
     }
-    return fuzz_pair_open(w);
+    for (i = 0; i < FUZZ_PEERS; ++i) {
+        if (!fuzz_fake_open(w, i)) {
+            return false;
+        }
+    }
+    w->from = &w->fakes[0];
+    return true;
 }
 
 void fuzz_world_progress(fuzz_world_t *w, int rounds)
 {
-    int i;
+    int i, k;
 
     for (i = 0; i < rounds; ++i) {
         loom_engine_progress(w->self);
-        loom_engine_progress(w->other);
+        for (k = 0; k < FUZZ_PEERS; ++k) {
+            if (NULL != w->fakes[k].engine) {
+                loom_engine_progress(w->fakes[k].engine);
+            }
+        }
     }
 }
 
-void fuzz_world_heal(fuzz_world_t *w)
+static void fuzz_fake_heal(fuzz_fake_t *f)
 {
     int attempt;
 
-    if (fuzz_connected(w)) {
+    if (fuzz_connected(f)) {
         return;
     }
-    ++w->resets;
-    fuzz_pair_close(w);
+    ++f->world->resets;
+    fuzz_pair_close(f);
     /* A new connection may fail on its own on a loaded machine (UCT's tcp
      * reported "Endpoint timeout" for one), which loom rightly takes as the
      * network's signal: connect again a few times before blaming the input. */
-    for (attempt = 1; !fuzz_pair_open(w); ++attempt) {
+    for (attempt = 1; !fuzz_pair_open(f); ++attempt) {
         if (attempt == FUZZ_OPEN_ATTEMPTS) {
             fprintf(stderr, "fuzz: cannot connect the engines again (%d attempts)\n",
                     attempt);
             abort();
         }
         fprintf(stderr, "fuzz: connecting again after a failed attempt\n");
-        fuzz_pair_close(w);
+        fuzz_pair_close(f);
+    }
+}
+
+void fuzz_world_heal(fuzz_world_t *w)
+{
+    int i;
+
+    for (i = 0; i < FUZZ_PEERS; ++i) {
+        fuzz_fake_heal(&w->fakes[i]);
     }
 }

@@ -476,6 +476,87 @@ static void seed_blobs(void)
     seed_write("key", FUZZ_KEY, 0, key, sizeof(k) + 16);
 }
 
+/* Three processes: push requests one fake peer asks and self serves into
+ * the other, a multicast to both, and the second fake peer's own messages
+ * (its inputs' first byte is the target plus FUZZ_TARGET_COUNT). */
+static void seed_third_party(void)
+{
+    const unsigned all = FUZZ_FIX_EPOCH | FUZZ_FIX_KEY | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS |
+                         FUZZ_FIX_SEQ;
+    const int second = FUZZ_TARGET_COUNT; /* added to a target: from the second */
+    uint8_t msg[SEED_MAX] = {0};
+    loom_wire_notice_to_t to[2];
+    loom_wire_push_req_t req;
+    loom_wire_push_multi_t multi;
+    loom_wire_push_dest_t dest;
+    loom_wire_send_t send;
+    loom_wire_bye_t bye;
+    size_t length = sizeof(req) + sizeof(to) + SEED_KEY_ROOM;
+    unsigned i;
+
+    memset(&req, 0, sizeof(req));
+    seed_hdr(&req.hdr, LOOM_WIRE_PUSH_REQ, length);
+    req.request_id   = loom_le64(21);
+    req.requester    = loom_le64(fuzz_peer_name(0));
+    req.dest_proc    = loom_le64(fuzz_peer_name(1));
+    req.notify_proc  = loom_le64(fuzz_peer_name(0));
+    req.src_addr     = loom_le64(256);
+    req.dst_addr     = loom_le64(1024);
+    req.length       = loom_le64(8192);
+    req.notice_count = loom_le16(2);
+    to[0].proc    = loom_le64(fuzz_peer_name(1)); /* the destination is told */
+    to[0].counter = loom_le64(2);
+    to[1].proc    = loom_le64(FUZZ_SELF_NAME);
+    to[1].counter = loom_le64(1);
+    memcpy(msg, &req, sizeof(req));
+    memcpy(msg + sizeof(req), to, sizeof(to));
+    seed_write("third-party-push", FUZZ_AM_PUSH_REQ, all, msg, length);
+    seed_write("third-party-push-rail1", FUZZ_AM_PUSH_REQ, all | FUZZ_FIX_RAIL, msg, length);
+    /* the other way round, waiting for a counter of self's */
+    req.dest_proc      = loom_le64(fuzz_peer_name(0));
+    req.notify_proc    = loom_le64(fuzz_peer_name(1));
+    req.cond_counter   = loom_le64(3);
+    req.cond_threshold = loom_le64(2);
+    memcpy(msg, &req, sizeof(req));
+    seed_write("third-party-push-cond-second", FUZZ_AM_PUSH_REQ + second, all, msg, length);
+
+    /* a multicast asked by the first, one destination in each fake peer */
+    memset(&multi, 0, sizeof(multi));
+    multi.kind       = LOOM_WIRE_PUSH_MULTI;
+    multi.dest_count = 1; /* (n % 4) + 1 destinations: 2 */
+    multi.src_addr   = loom_le64(128);
+    multi.length     = loom_le64(20000); /* striped over both rails */
+    memcpy(msg, &multi, sizeof(multi));
+    for (i = 0; i < 2; ++i) {
+        memset(&dest, 0, sizeof(dest));
+        dest.proc       = loom_le64(fuzz_peer_name(i));
+        dest.dst_addr   = loom_le64(4096 * i);
+        dest.request_id = loom_le64(31 + i);
+        dest.counter    = loom_le64(1 + i);
+        dest.flags      = LOOM_WIRE_PUSH_DEST_NOTIFY;
+        memcpy(msg + sizeof(multi) + i * sizeof(dest), &dest, sizeof(dest));
+    }
+    seed_write("multi-two-peers", FUZZ_ENGINE, all & ~FUZZ_FIX_FLAGS, msg,
+               sizeof(multi) + 2 * sizeof(dest));
+    seed_write("multi-two-peers-second", FUZZ_ENGINE + second, all & ~FUZZ_FIX_FLAGS, msg,
+               sizeof(multi) + 2 * sizeof(dest));
+
+    /* the second fake peer's next message, and its goodbye */
+    memset(&send, 0, sizeof(send));
+    seed_hdr(&send.hdr, LOOM_WIRE_SEND, sizeof(send) + 5);
+    send.hdr.tag   = 7;
+    send.hdr.flags = LOOM_WIRE_FLAG_KEPT;
+    send.sender    = loom_le64(fuzz_peer_name(1));
+    memcpy(msg, &send, sizeof(send));
+    memcpy(msg + sizeof(send), "hello", 5);
+    seed_write("send-next-second", FUZZ_AM_SEND + second, FUZZ_FIX_SEQ, msg,
+               sizeof(send) + 5);
+    memset(&bye, 0, sizeof(bye));
+    seed_hdr(&bye.hdr, LOOM_WIRE_BYE, sizeof(bye));
+    bye.sender = loom_le64(fuzz_peer_name(1));
+    seed_write("bye-second", FUZZ_AM_BYE + second, FUZZ_FIX_EPOCH, &bye, sizeof(bye));
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -494,5 +575,6 @@ int main(int argc, char **argv)
     seed_put();
     seed_ring();
     seed_blobs();
+    seed_third_party();
     return 0;
 }
