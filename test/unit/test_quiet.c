@@ -131,6 +131,7 @@ static void child_body(unit_ctx_t *ctx)
 #define FLOOD_MSGS  6000
 #define FLOOD_SEED  0xf100dull
 #define FLOOD_SLACK ((size_t)1 << 20) /* what one pass may take in beyond the bound */
+#define FLOOD_GO    0x90u
 
 static size_t flood_length(unsigned i)
 {
@@ -147,14 +148,17 @@ static void bound_parent(unit_ctx_t *ctx)
 
     CHECK(NULL != expect);
     unit_barrier(ctx);
+    /* The barrier progresses fully while it waits, and took in the first
+     * messages of a child that flooded as soon as it was through: the child
+     * starts on this word, sent once no full progress is left to come. */
+    unit_send_u64(ctx, FLOOD_GO);
     deadline = unit_now() + UNIT_TIMEOUT;
     while (!control_readable(ctx)) {
         (void)loom_engine_progress_quiet(ctx->engine);
         most = (ctx->engine->quiet_kept > most) ? ctx->engine->quiet_kept : most;
         CHECK(unit_now() < deadline);
     }
-    /* The value may come in two writes: reading it must not progress fully, or messages
-     * would go up before the count below is taken. */
+    /* the value comes in two writes: no full progress between them */
     unit_recv_noprogress(ctx, &sent, sizeof(sent));
     unit_note("quiet progress kept at most %zu bytes; the child sent %llu of %d messages "
               "meanwhile", most, (unsigned long long)sent, FLOOD_MSGS);
@@ -184,6 +188,7 @@ static void bound_child(unit_ctx_t *ctx)
 
     CHECK(NULL != data);
     unit_barrier(ctx);
+    CHECK_UEQ(unit_recv_u64(ctx), FLOOD_GO);
     until = unit_now() + 2.0;
     while (i < FLOOD_MSGS && unit_now() < until) {
         unit_fill(data, flood_length(i), FLOOD_SEED + i);
