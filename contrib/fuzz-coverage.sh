@@ -3,9 +3,12 @@
 # harness with clang's source coverage (make fuzz-cov), runs it for a fixed
 # number of inputs from the committed corpus (test/fuzz/corpus), and prints
 # llvm-cov's line coverage per file of transport/ and in total, then the
-# wire handlers and serve paths it never entered.  The docs quote its output.
+# wire handlers and serve paths it never entered.  It runs twice, with the
+# rails wired up through their interfaces (as tcp is) and endpoint to
+# endpoint (FUZZ_CONNECT_TO_EP, as rc_verbs is), and counts both.  The docs
+# quote its output.
 # Usage: contrib/fuzz-coverage.sh [RUNS] [BUILD_DIR]
-#   RUNS        inputs to run, default 200000 (the corpus first)
+#   RUNS        inputs to run in each way, default 200000 (the corpus first)
 #   BUILD_DIR   default build/ in the checkout (configured already)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,21 +26,24 @@ fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/loom-fuzz-cov.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 make -C "$build" --no-print-directory FUZZ_CC="$fuzz_cc" fuzz-cov >/dev/null
-mkdir -p "$scratch/corpus"
 export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-error}
-LLVM_PROFILE_FILE="$scratch/fuzz.profraw" "$build/test/fuzz/fuzz_wire_cov" \
-    -runs="$runs" -seed=1 -timeout=20 -rss_limit_mb=2048 -detect_leaks=0 \
-    "$scratch/corpus" "$src"/test/fuzz/corpus/* 2>"$scratch/fuzz.log" || {
-    tail -n 30 "$scratch/fuzz.log"
-    echo "fuzz-coverage: the fuzzer failed" >&2
-    exit 1
-}
-"$profdata" merge -sparse -o "$scratch/fuzz.profdata" "$scratch/fuzz.profraw"
+for way in iface ep; do
+    mkdir -p "$scratch/corpus-$way"
+    ( [ "$way" = ep ] && export FUZZ_CONNECT_TO_EP=1
+      LLVM_PROFILE_FILE="$scratch/fuzz-$way.profraw" "$build/test/fuzz/fuzz_wire_cov" \
+          -runs="$runs" -seed=1 -timeout=20 -rss_limit_mb=2048 -detect_leaks=0 \
+          "$scratch/corpus-$way" "$src"/test/fuzz/corpus/* 2>"$scratch/fuzz-$way.log" ) || {
+        tail -n 30 "$scratch/fuzz-$way.log"
+        echo "fuzz-coverage: the fuzzer failed ($way)" >&2
+        exit 1
+    }
+done
+"$profdata" merge -sparse -o "$scratch/fuzz.profdata" "$scratch"/fuzz-*.profraw
 # lcov's records, whatever paths the binary holds: per file (SF) its lines
 # (DA: line,hits) and functions (FNDA: hits,name)
 "$cov" export -format=lcov "$build/test/fuzz/fuzz_wire_cov" \
     -instr-profile="$scratch/fuzz.profdata" >"$scratch/fuzz.lcov"
-echo "fuzz-coverage: $runs inputs from $src/test/fuzz/corpus, $(date -u +%Y-%m-%d)"
+echo "fuzz-coverage: $runs inputs in each way from $src/test/fuzz/corpus, $(date -u +%Y-%m-%d)"
 engine_records() {
     awk -F'[:,]' -v want="$1" '
         /^SF:/ { file = $2; sub(/.*\/transport\//, "", file)

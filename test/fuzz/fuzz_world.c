@@ -62,6 +62,10 @@ static int fuzz_engine_create(uint64_t name, fuzz_world_t *w, loom_engine_t **en
     config.stripe_chunk         = 4096;
     config.name                 = name;
     config.am_rail              = -1;
+    /* FUZZ_CONNECT_TO_EP=1: the rails wire up as rails without
+     * connect-to-interface do (endpoint addresses exchanged by CONNECT, a
+     * rail that comes back joined again by rejoin_ep.c) */
+    config.force_connect_to_ep  = NULL != getenv("FUZZ_CONNECT_TO_EP");
     config.eager_mode           = LOOM_EAGER_ON;
     config.eager_phase_count    = 2;
     memcpy(config.eager_phases, phases, sizeof(phases));
