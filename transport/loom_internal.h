@@ -200,7 +200,8 @@ struct loom_peer {
     bool             leaving;     /* we disconnect from it */
     uint64_t         chunks_landed; /* over all rails, for the rail watch */
     size_t           owed;        /* outstanding ops the upper layer waits for
-                                     (not loom's own messages and serves) */
+                                     (not loom's own messages and serves, nor
+                                     multicast destinations served for others) */
     loom_eager_peer_t eager;      /* eager rings, both directions */
     loom_msg_state_t msg;         /* message order, acks, re-sending */
     void            *addr_blob;   /* its address, for fresh endpoints */
@@ -548,6 +549,9 @@ static inline bool loom_op_owed(const loom_op_t *op)
     return LOOM_OP_CTRL != op->kind && LOOM_OP_SERVE != op->kind;
 }
 void loom_op_finish(loom_op_t *op, int status);
+/* The op is loom's own, started as one the upper layer waits for (a
+ * multicast destination served for its requester): its peer owes nothing. */
+void loom_op_disown(loom_op_t *op);
 int  loom_op_submit(loom_peer_t *peer, loom_op_t *op, int (*advance)(loom_op_t *),
                     void (*fail)(loom_op_t *, int));
 void loom_op_queue(loom_peer_t *peer, loom_op_t *op);

@@ -19,9 +19,18 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->region     = NULL;
     op->write_id   = 0;
     op->sent       = 0;
-    peer->owed    += loom_op_owed(op);
+    op->owed       = loom_op_owed(op);
+    peer->owed    += op->owed;
     ++peer->outstanding;
     ++peer->engine->outstanding;
+}
+
+void loom_op_disown(loom_op_t *op)
+{
+    if (op->owed) {
+        op->owed = false;
+        --op->peer->owed;
+    }
 }
 
 /* Hand a finished op to the done list; its callback runs from progress. */

@@ -127,7 +127,7 @@ static int loom_engine_run_callbacks(loom_engine_t *engine)
             uct_rkey_release(engine->rails[op->rail].component, &op->rkey);
             op->rkey_valid = false;
         }
-        op->peer->owed -= loom_op_owed(op);
+        op->peer->owed -= op->owed;
         --op->peer->outstanding;
         --engine->outstanding;
         ++count;

@@ -86,6 +86,11 @@ int loom_push(loom_engine_t *engine, loom_op_t *op, const loom_push_args_t *args
 void loom_push_issue_local(loom_engine_t *engine, loom_peer_t *dest, loom_op_t *op)
 {
     loom_op_start(dest, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_WAIT);
+    if (0 != op->multi_peer) {
+        /* served for the requester: nobody here waits for it, and a
+         * destination that says goodbye is not waited for on its account */
+        loom_op_disown(op);
+    }
     op->rail = -1;
     ++dest->push_reqs;
     /* a multicast destination is served for the peer that asked */

@@ -258,6 +258,7 @@ struct loom_op {
     uct_mem_h      memh;
     uct_rkey_bundle_t rkey;
     bool           rkey_valid;
+    bool           owed;       /* the upper layer waits for it (its peer's owed) */
     bool           done_sent;  /* serve: the requester already told (PUSH_DONE
                                   behind a fence, or its checked write's last
                                   segment) */

@@ -7,12 +7,16 @@
  * without remote read, which B serves as pushes of its own yet refuses to
  * A; destinations waiting at B on a counter until A adds to it; a
  * destination that dies while the others land; a requester that says
- * goodbye while its destinations wait at B (cancelled, nothing lands); and
- * arguments refused before anything is sent.  Every byte
+ * goodbye while its destinations wait at B (cancelled, nothing lands); a
+ * destination that says goodbye while the pushes an owner serves for
+ * another requester wait for a counter (the owner does not wait for them:
+ * they are not its upper layer's); and arguments refused before anything
+ * is sent.  Every byte
  * that lands is checked at its destination, and so is every byte that
  * must not.  The same over two rails, where the large ones go striped.
  */
 #include "loom/wire.h"
+#include "loom_internal.h" /* a goodbye sent by hand, the peer's owed count */
 #include "push_state.h"
 
 #include <stdlib.h>
@@ -466,6 +470,93 @@ static void body_requester_leaves(unit_group_t *group)
     state_fini(&st);
 }
 
+/* Say goodbye to peer on every rail in use, as loom_peer_disconnect does,
+ * yet keep the endpoints open and the engine idle: a peer whose NIC
+ * reports no endpoint closing (rc_verbs) looks so until it is gone. */
+static void say_bye_only(loom_engine_t *engine, loom_peer_t *peer)
+{
+    loom_wire_bye_t bye;
+    int i;
+
+    memset(&bye, 0, sizeof(bye));
+    loom_wire_hdr_fill(&bye.hdr, LOOM_WIRE_BYE, 0, sizeof(bye));
+    bye.sender       = loom_le64(engine->config.name);
+    bye.sender_epoch = loom_le32(engine->epoch);
+    for (i = 0; i < engine->rail_count; ++i) {
+        if (peer->rails[i].usable) {
+            CHECK_RC(loom_ctrl_send_last(peer, i, &bye, sizeof(bye)), LOOM_OK);
+        }
+    }
+}
+
+/* B asks A to push to C and D once A's counter 0xd00 is reached; D says
+ * goodbye and goes idle.  A disconnects D at once (the two pushes waiting
+ * are served for B, not A's upper layer's: before, A waited out its 2 s
+ * for them), D's push ends with an error at B, and C's lands once the
+ * counter is reached. */
+static void body_dest_says_bye(unit_group_t *group)
+{
+    const loom_push_stats_t *stats = loom_engine_push_stats(group->ctx.engine);
+    unsigned long waiting = stats->waiting;
+    unit_op_t uops[DESTS_MAX];
+    multi_case_t mc;
+    double start, took;
+    loom_peer_t *d;
+    state_t st;
+
+    group->ctx.log_quiet = true;
+    state_init(&st, group);
+    multi_case_init(&mc, "a multicast whose destination says goodbye", RANK_A, 8192);
+    multi_case_add(&mc, RANK_C, 4096, false);
+    multi_case_add(&mc, RANK_D, 4096, false);
+    if (RANK_A == group->rank) {
+        unit_fill(st.buf, mc.length, 0xd000);
+        unit_fill(st.ref, mc.length, 0xd000);
+    }
+    if (RANK_C == group->rank) {
+        unit_fill(st.ref + mc.dst_off[0], mc.length, 0xd000);
+    }
+    if (RANK_B == group->rank) {
+        CHECK_RC(multi_issue(&st, &mc, uops, NULL, 0xd00), LOOM_INPROGRESS);
+    }
+    if (RANK_A == group->rank) {
+        UNIT_WAIT(&group->ctx, waiting + 2 == stats->waiting);
+    }
+    unit_group_barrier(group);
+    if (RANK_D == group->rank) {
+        say_bye_only(group->ctx.engine, group->peers[RANK_A]);
+        UNIT_WAIT(&group->ctx, 0 == loom_peer_outstanding(group->peers[RANK_A])); /* sent */
+        unit_group_leave(group);
+    }
+    if (RANK_A == group->rank) {
+        d = group->peers[RANK_D];
+        UNIT_WAIT(&group->ctx, d->said_bye);
+        CHECK_MSG(loom_peer_outstanding(d) > 0, "the pushes to D no longer wait");
+        CHECK_UEQ(d->owed, 0);
+        start = unit_now();
+        loom_peer_disconnect(d);
+        group->peers[RANK_D] = NULL;
+        took = unit_now() - start;
+        unit_note("disconnecting a destination that said goodbye, with a push for "
+                  "another requester waiting to it, took %.3f s", took);
+        CHECK_MSG(took < 1.0, "the disconnect waited %.3f s for pushes served for B", took);
+        unit_group_let_go(group, RANK_D);
+        CHECK_RC(loom_counter_add(group->ctx.engine, 0xd00, 1), LOOM_OK);
+    }
+    if (RANK_B == group->rank) {
+        UNIT_WAIT(&group->ctx, uops[0].calls > 0 && uops[1].calls > 0);
+        CHECK_RC(uops[0].status, LOOM_OK);
+        CHECK_MSG(LOOM_OK != uops[1].status, "a push to a process that left succeeded");
+    }
+    unit_group_barrier(group);
+    CHECK_MEM(st.buf, st.ref, BUF_LEN, mc.what);
+    if (RANK_A == group->rank) {
+        CHECK_UEQ(loom_counter_release(group->ctx.engine, 0xd00), 0);
+    }
+    unit_group_barrier(group);
+    state_fini(&st);
+}
+
 int main(void)
 {
     unit_options_t options = {0}, two_rails = {0};
@@ -478,6 +569,8 @@ int main(void)
                           body_two_rails);
     rc |= unit_group_main("multicast push to a destination that dies", GROUP_SIZE, &options,
                           body_dest_dies);
-    return rc | unit_group_main("multicast push whose requester leaves", GROUP_SIZE, &options,
-                                body_requester_leaves);
+    rc |= unit_group_main("multicast push whose requester leaves", GROUP_SIZE, &options,
+                          body_requester_leaves);
+    return rc | unit_group_main("multicast push whose destination says goodbye", GROUP_SIZE,
+                                &options, body_dest_says_bye);
 }
