@@ -404,6 +404,8 @@ struct loom_engine {
     loom_hash_t          requests;     /* request id -> loom_op_t */
     loom_hash_t          early_connects; /* name -> CONNECT messages from peers
                                             not connected yet (loom_early_t) */
+    unsigned             early_unasked; /* of them, senders the upper layer was
+                                           not asked about yet */
     ucs_list_link_t      busy_peers;   /* peers with a non-empty queue */
     ucs_list_link_t      retired;      /* disconnected with operations pending */
     ucs_list_link_t      failing;      /* peers with rails failed, to handle */

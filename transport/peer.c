@@ -227,6 +227,7 @@ int loom_peer_connect(loom_engine_t *engine, const void *blob, size_t length,
     loom_peer_choose_am_rail(peer);
     early = loom_hash_remove(&engine->early_connects, peer->name);
     if (NULL != early) {
+        engine->early_unasked -= !early->looked_up;
         for (i = 0; i < LOOM_MAX_RAILS; ++i) {
             if (early->length[i] > 0) {
                 loom_connect_apply(peer, early->msg[i]);
@@ -381,6 +382,7 @@ ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned fl
             return UCS_OK;
         }
         early->sender = sender;
+        ++engine->early_unasked;
     }
     memcpy(early->msg[index], data, length);
     early->length[index] = length;
@@ -406,6 +408,7 @@ static UCS_F_NOINLINE int loom_early_connects_look_up(loom_engine_t *engine)
     while (n < 16 && NULL != (early = loom_hash_next(&engine->early_connects, &pos))) {
         if (!early->looked_up) {
             early->looked_up = true;
+            --engine->early_unasked;
             names[n++] = early->sender;
         }
     }
@@ -417,8 +420,11 @@ static UCS_F_NOINLINE int loom_early_connects_look_up(loom_engine_t *engine)
 
 int loom_early_connects_progress(loom_engine_t *engine)
 {
-    if (0 == loom_hash_count(&engine->early_connects) || engine->quiet) {
-        return 0; /* the check alone on every pass */
+    /* The check alone on every pass: senders asked about once stay (a
+     * stranger's, up to LOOM_EARLY_CONNECTS_MAX) until they connect, and
+     * walking them on every pass made each pass as slow as they are many. */
+    if (0 == engine->early_unasked || engine->quiet) {
+        return 0;
     }
     return loom_early_connects_look_up(engine);
 }

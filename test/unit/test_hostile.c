@@ -23,7 +23,13 @@
  *   gigabytes); the one well-formed request beside them waits;
  * - probe: a PROBE TRY for the only rail, claiming a newer connection, is
  *   refused as a CONNECT of connect-to-ep rails would be: the rail stays in
- *   use and the parent's messages before and after it arrive.
+ *   use and the parent's messages before and after it arrive;
+ * - strangers: CONNECTs from LOOM_EARLY_CONNECTS_MAX processes nobody knows
+ *   are kept (a process that connects endpoint to endpoint may send its
+ *   CONNECT before we know it), the upper layer is asked about each once,
+ *   and then they cost progress nothing: the fastest of many passes is
+ *   about as fast as before they came (every pass walked them all: 162 ns
+ *   became 22.6 us).
  */
 #include "unit_harness.h"
 #include "loom_internal.h" /* the engine's senders and the state the checks look at */
@@ -464,6 +470,65 @@ static void probe_child(unit_ctx_t *ctx)
     unit_barrier(ctx);
 }
 
+/* ---- strangers' CONNECTs ---------------------------------------------------------------- */
+
+#define STRANGER_NAME   0x5000000000ull
+#define PASSES          4000
+#define PASS_SLACK_NS   5000 /* a pass with them may take this much longer */
+
+static void strangers_parent(unit_ctx_t *ctx)
+{
+    loom_wire_connect_t conn;
+    unsigned i;
+
+    ctx->log_quiet = true;
+    unit_barrier(ctx); /* the child timed its passes */
+    for (i = 0; i < LOOM_EARLY_CONNECTS_MAX; ++i) {
+        memset(&conn, 0, sizeof(conn));
+        loom_wire_hdr_fill(&conn.hdr, LOOM_WIRE_CONNECT, 0, sizeof(conn));
+        conn.sender = loom_le64(STRANGER_NAME + i);
+        raw_send(ctx, LOOM_WIRE_CONNECT, NULL, &conn, sizeof(conn));
+    }
+    unit_barrier(ctx);
+    unit_barrier(ctx);
+}
+
+/* The fastest of PASSES progress passes: what a pass costs the engine
+ * itself, whatever else the machine does. */
+static uint64_t fastest_pass_ns(unit_ctx_t *ctx)
+{
+    uint64_t best = UINT64_MAX, start, took;
+    int i;
+
+    for (i = 0; i < PASSES; ++i) {
+        start = loom_now_ns();
+        (void)loom_engine_progress(ctx->engine);
+        took = loom_now_ns() - start;
+        best = (took < best) ? took : best;
+    }
+    return best;
+}
+
+static void strangers_child(unit_ctx_t *ctx)
+{
+    uint64_t before, after;
+
+    ctx->log_quiet = true;
+    before = fastest_pass_ns(ctx);
+    unit_barrier(ctx);
+    UNIT_WAIT(ctx, LOOM_EARLY_CONNECTS_MAX == loom_hash_count(&ctx->engine->early_connects) &&
+                   0 == ctx->engine->early_unasked);
+    unit_barrier(ctx);
+    after = fastest_pass_ns(ctx);
+    unit_note("%d strangers' CONNECTs kept; the fastest of %d progress passes took %llu ns, "
+              "%llu ns before they came", LOOM_EARLY_CONNECTS_MAX, PASSES,
+              (unsigned long long)after, (unsigned long long)before);
+    CHECK_MSG(after <= 2 * before + PASS_SLACK_NS, "progress passes slowed from %llu to %llu "
+              "ns by strangers' CONNECTs", (unsigned long long)before,
+              (unsigned long long)after);
+    unit_barrier(ctx);
+}
+
 int main(int argc, char **argv)
 {
     unit_options_t options = {.configure = hostile_configure};
@@ -479,5 +544,6 @@ int main(int argc, char **argv)
     rc |= RUN("test_hostile forged push", forged_push_parent, forged_push_child);
     rc |= RUN("test_hostile padded push", padded_parent, padded_child);
     rc |= RUN("test_hostile probe", probe_parent, probe_child);
+    rc |= RUN("test_hostile strangers", strangers_parent, strangers_child);
     return rc;
 }
