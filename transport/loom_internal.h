@@ -545,11 +545,6 @@ int  loom_tcp_liveness_sweep(loom_engine_t *engine);
 
 /* op.c */
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage);
-/* An op the upper layer waits for, as opposed to loom's own traffic. */
-static inline bool loom_op_owed(const loom_op_t *op)
-{
-    return LOOM_OP_CTRL != op->kind && LOOM_OP_SERVE != op->kind;
-}
 void loom_op_finish(loom_op_t *op, int status);
 /* The op is loom's own, started as one the upper layer waits for (a
  * multicast destination served for its requester): its peer owes nothing. */

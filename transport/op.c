@@ -7,6 +7,13 @@
 
 #include <stdlib.h>
 
+/* An op of this kind is one the upper layer waits for, as opposed to loom's
+ * own traffic (op->owed keeps the answer: loom_op_disown may change it). */
+static bool loom_op_kind_owed(int kind)
+{
+    return LOOM_OP_CTRL != kind && LOOM_OP_SERVE != kind;
+}
+
 void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
 {
     op->peer       = peer;
@@ -19,7 +26,7 @@ void loom_op_start(loom_peer_t *peer, loom_op_t *op, int kind, int stage)
     op->region     = NULL;
     op->write_id   = 0;
     op->sent       = 0;
-    op->owed       = loom_op_owed(op);
+    op->owed       = loom_op_kind_owed(kind);
     peer->owed    += op->owed;
     ++peer->outstanding;
     ++peer->engine->outstanding;

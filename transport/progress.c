@@ -269,13 +269,11 @@ static bool loom_msg_would_leave(loom_peer_t *peer)
 }
 
 /*
- * Why wait here rather than say busy: osc pt2pt answers a compare-and-swap
- * with a blocking send while it holds a lock; a send that must wait does
- * so in the caller's progress, where the peer's next requests reach osc and
- * wait for that lock below the send, on both sides at once, for ever (two
- * rails, issue 44).  Quiet progress takes the acknowledgements in without
- * handing anything up.  A peer that computes long costs one budget per
- * window filled, not one per message.
+ * Why wait here rather than say busy: as for loom_am_send_past_window, for
+ * a message it does not take (larger, or beyond its bounds).  Quiet
+ * progress takes the acknowledgements in without handing anything up.  A
+ * peer that computes long costs one budget per window filled, not one per
+ * message.
  */
 int loom_peer_window_wait(loom_peer_t *peer, uint64_t budget_ns)
 {
