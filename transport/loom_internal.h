@@ -332,6 +332,7 @@ typedef struct loom_push_waiting {
     uint64_t        threshold;
     int             rail;        /* it came by; -1: this process asked */
     uint64_t        asker;       /* the process it is for: cancelled when that goes */
+    uint64_t        dest;        /* the process it pushes to: likewise */
     size_t          length;
     uint8_t         msg[];       /* the request as it came */
 } loom_push_waiting_t;

@@ -186,6 +186,7 @@ void loom_push_accept(loom_engine_t *engine, int rail, uint64_t asker, const voi
     waiting->threshold = loom_from_le64(req.cond_threshold);
     waiting->rail      = rail;
     waiting->asker     = asker;
+    waiting->dest      = loom_from_le64(req.dest_proc);
     waiting->length    = length;
     memcpy(waiting->msg, data, length);
     ucs_list_add_tail(&counter->waiting, &waiting->link);
@@ -335,9 +336,11 @@ int loom_push_notices_progress(loom_engine_t *engine)
     return loom_push_notices_deliver(engine);
 }
 
-/* A requester that said goodbye, disconnected or failed: its waiting
- * pushes, and those it asked for by multicast, are cancelled (the
- * processes they name are told). */
+/* A process that said goodbye or that we disconnect: the pushes waiting
+ * here that it asked for (by multicast too) are cancelled, and so are those
+ * that would push to it, which nothing could take in once its endpoints
+ * close (a disconnect would otherwise wait for counters that may never be
+ * reached).  The processes they name are told. */
 void loom_push_peer_gone(loom_engine_t *engine, uint64_t name)
 {
     loom_push_waiting_t *waiting, *tmp;
@@ -346,7 +349,7 @@ void loom_push_peer_gone(loom_engine_t *engine, uint64_t name)
 
     while (NULL != (counter = loom_hash_next(&engine->push.counters, &pos))) {
         ucs_list_for_each_safe(waiting, tmp, &counter->waiting, link) {
-            if (waiting->asker == name) {
+            if (waiting->asker == name || waiting->dest == name) {
                 ucs_list_del(&waiting->link);
                 loom_push_waiting_cancel(engine, waiting);
             }

@@ -141,6 +141,8 @@ void loom_peer_disconnect(loom_peer_t *peer)
         return;
     }
     peer->leaving = true;
+    /* what waits here on a counter for it or to it would hold the settle */
+    loom_push_peer_gone(engine, peer->name);
     loom_peer_say_bye(peer);
     loom_peer_settle(peer);
     loom_peer_drop_queued(peer);
@@ -152,7 +154,7 @@ void loom_peer_disconnect(loom_peer_t *peer)
     loom_peer_failures_forget(peer);
     loom_peer_close_eps(peer);
     loom_hash_remove(&engine->peers, peer->name);
-    loom_push_peer_gone(engine, peer->name); /* its waiting pushes: nobody asks any more */
+    loom_push_peer_gone(engine, peer->name); /* and what it asked for meanwhile */
     loom_eager_peer_fini(peer); /* nothing can land in its rings now */
     loom_msg_peer_fini(peer);
     free(peer->addr_blob);
