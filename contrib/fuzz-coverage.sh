@@ -5,11 +5,15 @@
 # llvm-cov's line coverage per file of transport/ and in total, then the
 # wire handlers and serve paths it never entered.  It runs twice, with the
 # rails wired up through their interfaces (as tcp is) and endpoint to
-# endpoint (FUZZ_CONNECT_TO_EP, as rc_verbs is), and counts both.  The docs
-# quote its output.
+# endpoint (FUZZ_CONNECT_TO_EP, as rc_verbs is), and counts both; with
+# FUZZ_COV_RXE=SECONDS a third way runs that long in the rxe guest over
+# rc_verbs (contrib/rxe-guest-run.sh), whose serves are zero-copy puts
+# where tcp's are checked writes, and is counted too.  The docs quote its
+# output.
 # Usage: contrib/fuzz-coverage.sh [RUNS] [BUILD_DIR]
 #   RUNS        inputs to run in each way, default 200000 (the corpus first)
-#   BUILD_DIR   default build/ in the checkout (configured already)
+#   BUILD_DIR   default build/ in the checkout (configured already; inside
+#               the checkout for the rxe way: the guest sees only that)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-200000}
@@ -38,6 +42,29 @@ for way in iface ep; do
         exit 1
     }
 done
+if [ -n "${FUZZ_COV_RXE:-}" ]; then
+    # the guest writes only inside the checkout
+    guest=$(mktemp -d "$build/fuzz-cov-rxe.XXXXXX")
+    trap 'rm -rf "$scratch" "$guest"' EXIT
+    mkdir -p "$guest/corpus"
+    rc=0
+    ( cd "$src" && contrib/rxe-guest-run.sh -t $((FUZZ_COV_RXE + 120)) \
+          env FUZZ_RAILS_LIST=rc_verbs:rxe0:1,rc_verbs:rxe1:1 \
+          LLVM_PROFILE_FILE="$guest/fuzz-rxe.profraw" "$build/test/fuzz/fuzz_wire_cov" \
+          -max_total_time="$FUZZ_COV_RXE" -seed=1 -timeout=20 -rss_limit_mb=4096 \
+          -detect_leaks=0 -artifact_prefix="$guest/" "$guest/corpus" "$src"/test/fuzz/corpus/* \
+          >"$scratch/fuzz-rxe.log" 2>&1 ) || rc=$?
+    if [ $rc -eq 77 ]; then
+        echo "fuzz-coverage: no rxe way: $(grep -m 1 SKIP "$scratch/fuzz-rxe.log")"
+    elif [ $rc -ne 0 ] || [ ! -s "$guest/fuzz-rxe.profraw" ]; then
+        grep -v 'Uses:' "$scratch/fuzz-rxe.log" | tail -n 30
+        echo "fuzz-coverage: the fuzzer failed in the rxe guest" >&2
+        exit 1
+    else
+        cp "$guest/fuzz-rxe.profraw" "$scratch/"
+        grep -E '^Done [0-9]+ runs' "$scratch/fuzz-rxe.log" | sed 's/^/fuzz-coverage: rxe way: /'
+    fi
+fi
 "$profdata" merge -sparse -o "$scratch/fuzz.profdata" "$scratch"/fuzz-*.profraw
 # lcov's records, whatever paths the binary holds: per file (SF) its lines
 # (DA: line,hits) and functions (FNDA: hits,name)

@@ -49,13 +49,23 @@ static loom_peer_t *fuzz_find_cb(void *ctx, loom_engine_t *engine, uint64_t name
     return NULL;
 }
 
+/* The rails every engine opens: FUZZ_RAILS_LIST in the environment (the
+ * rxe guest's rc_verbs, whose serves go zero-copy where tcp's are checked
+ * writes), else loopback only. */
+static const char *fuzz_rails(void)
+{
+    const char *rails = getenv("FUZZ_RAILS_LIST");
+
+    return (NULL != rails && '\0' != rails[0]) ? rails : "tcp:lo,tcp:lo";
+}
+
 static int fuzz_engine_create(uint64_t name, fuzz_world_t *w, loom_engine_t **engine_p)
 {
     static const loom_eager_phase_t phases[] = {{256, 8, 200}, {1024, 8, 960}};
     loom_engine_config_t config;
 
     memset(&config, 0, sizeof(config));
-    config.rails                = "tcp:lo,tcp:lo"; /* loopback only */
+    config.rails                = fuzz_rails();
     config.max_rails            = FUZZ_RAILS;
     config.rails_repeat         = true;
     config.stripe_threshold     = 16384; /* pushes of the region stripe */
@@ -375,7 +385,7 @@ static bool fuzz_pair_open(fuzz_fake_t *f)
 
     if (!fuzz_connect(self, f->engine, &f->peer) ||
         !fuzz_connect(f->engine, self, &f->back) || !fuzz_wait(f, fuzz_connected)) {
-        fprintf(stderr, "fuzz: the two engines did not connect over tcp:lo\n");
+        fprintf(stderr, "fuzz: the two engines did not connect over %s\n", fuzz_rails());
         return false;
     }
     if (!fuzz_first_message(f)) {
@@ -456,7 +466,8 @@ static bool fuzz_fake_open(fuzz_world_t *w, int index)
     f->name  = fuzz_peer_name((unsigned)index);
     rc = fuzz_engine_create(f->name, w, &f->engine);
     if (LOOM_OK != rc) {
-        fprintf(stderr, "fuzz: cannot create an engine on tcp:lo: %s\n", loom_strerror(rc));
+        fprintf(stderr, "fuzz: cannot create an engine on %s: %s\n", fuzz_rails(),
+                loom_strerror(rc));
         return false;
     }
     if (!fuzz_peer_hold(f)) {
@@ -481,7 +492,8 @@ bool fuzz_world_open(fuzz_world_t *w)
 
     rc = fuzz_engine_create(FUZZ_SELF_NAME, w, &w->self);
     if (LOOM_OK != rc) {
-        fprintf(stderr, "fuzz: cannot create an engine on tcp:lo: %s\n", loom_strerror(rc));
+        fprintf(stderr, "fuzz: cannot create an engine on %s: %s\n", fuzz_rails(),
+                loom_strerror(rc));
         return false;
     }
     if (!fuzz_region(w->self, LOOM_ACCESS_ALL, &w->self_mem, &w->self_region) ||
