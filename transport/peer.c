@@ -265,7 +265,8 @@ ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags)
     }
     peer->said_bye = true;
     loom_log(rail->engine, LOOM_LOG_INFO, "peer %#llx is closing", (unsigned long long)peer->name);
-    /* nobody is left to want what it parked here: it must not fire later */
+    /* nobody is left to want what it parked here, nor to take in what
+     * waits here to push to it: neither may fire later */
     loom_push_peer_gone(rail->engine, peer->name);
     return UCS_OK;
 }

@@ -83,6 +83,18 @@ void args_fill(const state_t *st, const push_case_t *pc, loom_push_args_t *args,
     }
 }
 
+void push_start_waiting(state_t *st, const push_case_t *pc, uint64_t counter, unit_op_t *uop)
+{
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    loom_push_args_t args;
+
+    args_fill(st, pc, &args, to);
+    args.cond_counter   = counter;
+    args.cond_threshold = 1;
+    unit_op_init(uop);
+    CHECK_RC(loom_push(st->group->ctx.engine, &uop->op, &args), LOOM_INPROGRESS);
+}
+
 void check_dest(state_t *st, const push_case_t *pc, bool landed, uint64_t seed)
 {
     if (landed) {

@@ -59,6 +59,9 @@ void state_fini(state_t *st);
 /* loom_push's arguments for the case (to: room for the notices). */
 void args_fill(const state_t *st, const push_case_t *pc, loom_push_args_t *args,
                loom_push_notice_to_t *to);
+/* This process asks for pc's push, waiting at its owner until counter
+ * reaches 1 (0: at once); the caller waits for uop. */
+void push_start_waiting(state_t *st, const push_case_t *pc, uint64_t counter, unit_op_t *uop);
 /* The destination holds the source's bytes in the range, and nothing else
  * changed; or (refused) nothing changed at all. */
 void check_dest(state_t *st, const push_case_t *pc, bool landed, uint64_t seed);

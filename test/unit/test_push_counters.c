@@ -57,19 +57,13 @@ static int push_told(state_t *st, size_t off, uint64_t counter, int key_of)
  * caller waits for the op. */
 static void push_waiting(state_t *st, unit_op_t *uop, uint64_t counter)
 {
-    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
-    loom_push_args_t args;
     push_case_t pc;
 
     memset(&pc, 0, sizeof(pc));
     pc.owner  = RANK_B;
     pc.dest   = RANK_C;
     pc.length = 4096;
-    args_fill(st, &pc, &args, to);
-    args.cond_counter   = counter;
-    args.cond_threshold = 1;
-    unit_op_init(uop);
-    CHECK_RC(loom_push(st->group->ctx.engine, &uop->op, &args), LOOM_INPROGRESS);
+    push_start_waiting(st, &pc, counter, uop);
 }
 
 static void issued_ids(state_t *st)

@@ -415,6 +415,20 @@ static void body_dest_dies(unit_group_t *group)
     state_fini(&st);
 }
 
+/* This process asks owner (itself or another) to push 8192 bytes of its
+ * memory into dest at 65536 once owner's counter reaches 1. */
+static void push_on_counter(state_t *st, int owner, int dest, uint64_t counter, unit_op_t *uop)
+{
+    push_case_t pc;
+
+    memset(&pc, 0, sizeof(pc));
+    pc.owner   = owner;
+    pc.dest    = dest;
+    pc.dst_off = 65536;
+    pc.length  = 8192;
+    push_start_waiting(st, &pc, counter, uop);
+}
+
 /* A asks B to push to C and D once B's counter 0xc00 is reached, by a
  * multicast and by a push of its own, then says goodbye to B: B cancels
  * all three (the multicast's destinations are pushes B made for A), and
@@ -422,11 +436,8 @@ static void body_dest_dies(unit_group_t *group)
 static void body_requester_leaves(unit_group_t *group)
 {
     const loom_push_stats_t *stats = loom_engine_push_stats(group->ctx.engine);
-    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
     unit_op_t uops[DESTS_MAX], own;
     unsigned long cancelled = stats->cancelled;
-    loom_push_args_t args;
-    push_case_t pc;
     multi_case_t mc;
     state_t st;
 
@@ -437,16 +448,7 @@ static void body_requester_leaves(unit_group_t *group)
     multi_case_add(&mc, RANK_D, 4096, false);
     if (RANK_A == group->rank) {
         CHECK_RC(multi_issue(&st, &mc, uops, NULL, 0xc00), LOOM_INPROGRESS);
-        memset(&pc, 0, sizeof(pc));
-        pc.owner   = RANK_B;
-        pc.dest    = RANK_C;
-        pc.dst_off = 65536;
-        pc.length  = 8192;
-        args_fill(&st, &pc, &args, to);
-        args.cond_counter   = 0xc00;
-        args.cond_threshold = 1;
-        unit_op_init(&own);
-        CHECK_RC(loom_push(group->ctx.engine, &own.op, &args), LOOM_INPROGRESS);
+        push_on_counter(&st, RANK_B, RANK_C, 0xc00, &own);
     }
     if (RANK_B == group->rank) {
         UNIT_WAIT(&group->ctx, 3 == stats->waiting);
@@ -500,10 +502,7 @@ static void dest_leaves(unit_group_t *group, bool says_bye)
 {
     const loom_push_stats_t *stats = loom_engine_push_stats(group->ctx.engine);
     unsigned long waiting = stats->waiting;
-    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
     unit_op_t uops[DESTS_MAX], own;
-    loom_push_args_t args;
-    push_case_t pc;
     multi_case_t mc;
     double start;
     loom_peer_t *d;
@@ -527,16 +526,7 @@ static void dest_leaves(unit_group_t *group, bool says_bye)
         CHECK_RC(multi_issue(&st, &mc, uops, NULL, 0xd00), LOOM_INPROGRESS);
     }
     if (RANK_A == group->rank) {
-        memset(&pc, 0, sizeof(pc));
-        pc.owner   = RANK_A;
-        pc.dest    = RANK_D;
-        pc.dst_off = 65536;
-        pc.length  = 8192;
-        args_fill(&st, &pc, &args, to);
-        args.cond_counter   = 0xd00;
-        args.cond_threshold = 1;
-        unit_op_init(&own);
-        CHECK_RC(loom_push(group->ctx.engine, &own.op, &args), LOOM_INPROGRESS);
+        push_on_counter(&st, RANK_A, RANK_D, 0xd00, &own);
         UNIT_WAIT(&group->ctx, waiting + 3 == stats->waiting);
     }
     unit_group_barrier(group);
