@@ -355,8 +355,66 @@ static void configure_two_rails(loom_engine_config_t *config, bool is_parent)
     push_state_two_rails(config);
 }
 
+/* A asks B for SMALL_PUSHES pushes below the stripe threshold at once, each
+ * to its own part of C's buffer: B serves each as one chunk, spread over
+ * both rails (on one rail, a broadcast's chain of small segments shared it
+ * with every message and took 3.6x as long), and every byte lands. */
+#define SMALL_PUSHES 16
+#define SMALL_PUSH_LEN 200000
+static void small_pushes_spread(state_t *st)
+{
+    unit_group_t *group = st->group;
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    unsigned long chunks_before[2] = {0, 0};
+    unit_op_t uops[SMALL_PUSHES];
+    loom_push_args_t args;
+    push_case_t pc[SMALL_PUSHES];
+    int i, rail;
+
+    for (i = 0; i < SMALL_PUSHES; ++i) {
+        memset(&pc[i], 0, sizeof(pc[i]));
+        pc[i].what    = "small pushes served at once over two rails";
+        pc[i].owner   = RANK_B;
+        pc[i].dest    = RANK_C;
+        pc[i].length  = SMALL_PUSH_LEN;
+        pc[i].src_off = (size_t)i * 262144 + 1;
+        pc[i].dst_off = (size_t)i * 262144 + 3;
+        if (RANK_B == group->rank) {
+            unit_fill(st->buf + pc[i].src_off, pc[i].length, 0x4000 + (uint64_t)i);
+        }
+    }
+    for (rail = 0; RANK_B == group->rank && rail < 2; ++rail) {
+        chunks_before[rail] = loom_engine_rail_stats(group->ctx.engine, rail)->chunks;
+    }
+    unit_group_barrier(group);
+    if (RANK_A == group->rank) {
+        for (i = 0; i < SMALL_PUSHES; ++i) {
+            args_fill(st, &pc[i], &args, to);
+            unit_op_init(&uops[i]);
+            CHECK_RC(loom_push(group->ctx.engine, &uops[i].op, &args), LOOM_INPROGRESS);
+        }
+        unit_ops_wait_all(&group->ctx, uops, SMALL_PUSHES); /* each once, LOOM_OK */
+    }
+    unit_group_barrier(group); /* every push ended */
+    for (rail = 0; RANK_B == group->rank && rail < 2; ++rail) {
+        unsigned long chunks = loom_engine_rail_stats(group->ctx.engine, rail)->chunks -
+                               chunks_before[rail];
+
+        CHECK_MSG(chunks > 0, "none of %d pushes of %d bytes served at once went on rail %d",
+                  SMALL_PUSHES, SMALL_PUSH_LEN, rail);
+        unit_note("rail %d: %lu of the %d small pushes", rail, chunks, SMALL_PUSHES);
+    }
+    if (RANK_C == group->rank) {
+        for (i = 0; i < SMALL_PUSHES; ++i) {
+            unit_fill(st->ref + pc[i].dst_off, pc[i].length, 0x4000 + (uint64_t)i);
+        }
+        CHECK_MEM(st->buf, st->ref, BUF_LEN, pc[0].what);
+    }
+    unit_group_barrier(group);
+}
+
 /* Over two rails: the owner of the pushes (B) served the large ones by
- * chunks on both rails. */
+ * chunks on both rails, and small ones served at once spread over them. */
 static void body_two_rails(unit_group_t *group)
 {
     state_t st;
@@ -364,6 +422,7 @@ static void body_two_rails(unit_group_t *group)
 
     state_init(&st, group);
     third_party_sizes(&st);
+    small_pushes_spread(&st);
     if (RANK_B == group->rank) {
         for (rail = 0; rail < 2; ++rail) {
             loom_rail_stats_t *stats = loom_engine_rail_stats(group->ctx.engine, rail);
