@@ -70,6 +70,9 @@ static const mca_btl_loom_stat_desc_t mca_btl_loom_push_pvars[] = {
      MCA_BTL_LOOM_PUSH_STAT(notices_received), MCA_BASE_PVAR_CLASS_COUNTER},
     {"push_counter_adds", "Additions to this process's completion counters",
      MCA_BTL_LOOM_PUSH_STAT(counter_adds), MCA_BASE_PVAR_CLASS_COUNTER},
+    {"push_counted_on_landing", "Of those additions, pushes counted by their checked "
+     "write as it landed, a round trip before their notice (tcp rails)",
+     MCA_BTL_LOOM_PUSH_STAT(counted_on_landing), MCA_BASE_PVAR_CLASS_COUNTER},
     {"push_waiting", "Pushes waiting here on a counter now",
      MCA_BTL_LOOM_PUSH_STAT(waiting), MCA_BASE_PVAR_CLASS_LEVEL},
     {"push_counters", "Completion counters kept here now",

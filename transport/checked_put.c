@@ -68,12 +68,16 @@ int loom_checked_put_advance(loom_op_t *op)
     memset(&hdr, 0, sizeof(hdr));
     hdr.sender       = loom_le64(engine->config.name);
     hdr.write_id     = loom_le64(op->write_id);
-    hdr.request_id   = loom_le64((LOOM_OP_SERVE == op->kind) ? op->id : 0);
+    hdr.request_id   = loom_le64((LOOM_OP_SERVE == op->kind) ? op->id : op->count_request);
     hdr.region_id    = loom_le64(op->remote_region);
     hdr.addr         = loom_le64(op->remote);
     hdr.length       = loom_le64((uint64_t)op->length);
     hdr.region_epoch = op->remote_epoch;
     hdr.rail_epoch   = loom_le32(op->rail_epoch);
+    if (0 != op->count_request && !notifies) {
+        hdr.requester = loom_le64(op->count_requester);
+        hdr.counter   = loom_le64(op->count_counter);
+    }
     do {
         length = op->length - op->sent;
         if (length > seg_max) {
@@ -81,7 +85,8 @@ int loom_checked_put_advance(loom_op_t *op)
         }
         loom_wire_hdr_fill(&hdr.hdr, LOOM_WIRE_PUT, 0, sizeof(hdr) + length);
         last = op->sent + length == op->length;
-        hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) | (last ? LOOM_WIRE_FLAG_LAST : 0);
+        hdr.hdr.flags = (notifies ? LOOM_WIRE_FLAG_NOTIFY : 0) | (last ? LOOM_WIRE_FLAG_LAST : 0) |
+                        ((last && 0 != hdr.counter) ? LOOM_WIRE_FLAG_COUNT : 0);
         hdr.offset    = loom_le64((uint64_t)op->sent);
         /* Only the last segment of a get's data carries the op's completion:
          * tcp sends one zero-copy message at a time on an endpoint, so it
@@ -224,6 +229,11 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
         ack.status   = loom_le32(loom_rc_to_wire(rc));
         /* on the rail the data came by: behind nothing of another rail */
         (void)loom_ctrl_send(peer, rail->index, &ack, sizeof(ack));
+    }
+    if (LOOM_OK == rc && (put.hdr.flags & LOOM_WIRE_FLAG_COUNT)) {
+        /* a push served whole in this write: it counts as it lands */
+        loom_landed_record(engine, peer->name, loom_from_le64(put.requester),
+                           loom_from_le64(put.request_id), loom_from_le64(put.counter));
     }
     if (put.hdr.flags & LOOM_WIRE_FLAG_NOTIFY) {
         /* the data of our get is here (or refused): no PUSH_DONE follows */

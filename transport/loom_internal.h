@@ -351,6 +351,9 @@ typedef struct loom_push_engine {
     ucs_list_link_t   own;       /* loom_notice_held_t: our notices to ourselves */
     ucs_list_link_t   notices;   /* loom_notice_held_t, for push_notice_cb */
     unsigned          held;      /* notices held in both lists */
+    ucs_list_link_t   landed;    /* pushes counted as they landed (push_landed.c) */
+    unsigned          landed_count;
+    unsigned          landed_pending; /* of those, still to add to their counter */
     uint64_t          issued;    /* counter ids handed out by loom_counters_open */
     loom_push_stats_t stats;
 } loom_push_engine_t;
@@ -907,6 +910,21 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner,
 void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 int  loom_push_notices_progress(loom_engine_t *engine);
 void loom_push_peer_gone(loom_engine_t *engine, uint64_t name);
+/* push_landed.c: record a push whose checked write with
+ * LOOM_WIRE_FLAG_COUNT landed whole (once, room allowing); count those
+ * recorded since the last pass through add (a record whose addition fails
+ * is forgotten: its notice adds or fails as without the flag; returns how
+ * many were tried); take the record when its notice comes (true: it
+ * counted, the notice must add nothing); forget the records of an owner
+ * gone, or all. */
+typedef int (*loom_landed_add_fn_t)(loom_engine_t *engine, uint64_t counter);
+void loom_landed_record(loom_engine_t *engine, uint64_t owner, uint64_t requester,
+                        uint64_t request_id, uint64_t counter);
+int  loom_landed_count(loom_engine_t *engine, loom_landed_add_fn_t add);
+bool loom_landed_take(loom_engine_t *engine, uint64_t owner, uint64_t requester,
+                      uint64_t request_id, uint64_t counter);
+void loom_landed_peer_gone(loom_engine_t *engine, uint64_t owner);
+void loom_landed_free_all(loom_engine_t *engine);
 void loom_push_cond_init(loom_engine_t *engine);
 void loom_push_cond_fini(loom_engine_t *engine);
 

@@ -237,7 +237,12 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, cons
     memcpy(&notice, data, sizeof(notice));
     counter = loom_from_le64(notice.counter);
     ++engine->push.stats.notices_received;
-    if (0 != counter && LOOM_WIRE_OK == loom_from_le32(notice.status)) {
+    if (0 != counter &&
+        loom_landed_take(engine, owner, loom_from_le64(notice.requester),
+                         loom_from_le64(notice.request_id), counter) &&
+        LOOM_WIRE_OK == loom_from_le32(notice.status)) {
+        /* its write added one as it landed (push_landed.c) */
+    } else if (0 != counter && LOOM_WIRE_OK == loom_from_le32(notice.status)) {
         rc = loom_counter_bump(engine, counter, 1);
     } else if (0 != counter) {
         rc = loom_counter_fail(engine, counter, loom_wire_to_rc(loom_from_le32(notice.status)));
@@ -325,15 +330,30 @@ static UCS_F_NOINLINE int loom_push_notices_deliver(loom_engine_t *engine)
     return count;
 }
 
-/* A poller: our notices to ourselves, then (in full progress) the notices
- * for the upper layer, in order; the checks alone on every pass. */
+/* A push whose checked write landed counts (push_landed.c), on a counter
+ * that exists: one the notice would create, it creates. */
+static int loom_push_landed_add(loom_engine_t *engine, uint64_t id)
+{
+    int rc = (NULL == loom_hash_get(&engine->push.counters, id))
+                 ? LOOM_ERR_NOT_FOUND : loom_counter_bump(engine, id, 1);
+
+    engine->push.stats.counted_on_landing += (LOOM_OK == rc);
+    return rc;
+}
+
+/* A poller: pushes counted as they landed, our notices to ourselves, then
+ * (in full progress) the notices for the upper layer, in order; the checks
+ * alone on every pass. */
 int loom_push_notices_progress(loom_engine_t *engine)
 {
+    int count = (0 == engine->push.landed_pending)
+                    ? 0 : loom_landed_count(engine, loom_push_landed_add);
+
     if (ucs_list_is_empty(&engine->push.own) &&
         (engine->quiet || ucs_list_is_empty(&engine->push.notices))) {
-        return 0;
+        return count;
     }
-    return loom_push_notices_deliver(engine);
+    return count + loom_push_notices_deliver(engine);
 }
 
 /* A process that said goodbye or that we disconnect: the pushes waiting
@@ -355,6 +375,7 @@ void loom_push_peer_gone(loom_engine_t *engine, uint64_t name)
             }
         }
     }
+    loom_landed_peer_gone(engine, name);
 }
 
 void loom_push_cond_init(loom_engine_t *engine)
@@ -362,6 +383,7 @@ void loom_push_cond_init(loom_engine_t *engine)
     loom_hash_init(&engine->push.counters);
     ucs_list_head_init(&engine->push.own);
     ucs_list_head_init(&engine->push.notices);
+    ucs_list_head_init(&engine->push.landed);
 }
 
 static void loom_notices_free(ucs_list_link_t *list)
@@ -386,6 +408,7 @@ void loom_push_cond_fini(loom_engine_t *engine)
     loom_hash_fini(&engine->push.counters);
     loom_notices_free(&engine->push.own);
     loom_notices_free(&engine->push.notices);
+    loom_landed_free_all(engine);
 }
 
 /* ---- public -------------------------------------------------------------------- */

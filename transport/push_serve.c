@@ -188,6 +188,24 @@ static bool loom_push_serve_striped(loom_peer_t *dest, int rail,
     return !pinned && loom_stripe_guarded(dest);
 }
 
+/* The destination's counter that its notice names, for its checked write
+ * to add to as it lands (push_landed.c); none for the data of a get, whose
+ * last segment is its notice. */
+static void loom_push_serve_count(loom_op_t *op, const loom_serve_notices_t *notices)
+{
+    uint32_t i;
+
+    op->count_request = 0;
+    for (i = 0; i < notices->count && op->notify != op->peer->name; ++i) {
+        if (notices->to[i].proc == op->peer->name && 0 != notices->to[i].counter) {
+            op->count_requester = notices->requester;
+            op->count_request   = op->id;
+            op->count_counter   = notices->to[i].counter;
+            return;
+        }
+    }
+}
+
 /* The striped serve's chunks all ended: so does the serve. */
 static void loom_push_serve_chunks_done(loom_op_t *parent, int status)
 {
@@ -216,6 +234,10 @@ int loom_push_serve_stripe(loom_op_t *op)
     }
     parent->cb   = loom_push_serve_chunks_done;
     parent->user = op;
+    /* counted on landing only when it goes whole, as one chunk (stripe.c) */
+    parent->count_requester = op->count_requester;
+    parent->count_request   = op->count_request;
+    parent->count_counter   = op->count_counter;
     rc = loom_stripe_start(op->peer, parent, LOOM_OP_PUT, op->local, op->region, op->remote,
                            op->msg + sizeof(loom_serve_notices_t),
                            op->msg_len - sizeof(loom_serve_notices_t), op->length,
@@ -283,6 +305,7 @@ void loom_push_serve(loom_engine_t *engine, int rail, uint64_t asker, const void
     op->remote_epoch  = dst_fields.epoch;
     op->notify        = loom_from_le64(req.notify_proc);
     memcpy(op->msg, &notices, sizeof(notices)); /* told when it ends */
+    loom_push_serve_count(op, &notices);
     if (loom_push_serve_striped(dest, rail, &req) &&
         sizeof(notices) + key_len <= sizeof(op->msg)) {
         memcpy(op->msg + sizeof(notices), key, key_len); /* loom_push_serve_stripe */

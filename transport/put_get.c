@@ -11,6 +11,7 @@ static int loom_rdma_start(loom_peer_t *peer, loom_op_t *op, int kind, void *loc
     const loom_wire_key_t *key;
     int rc;
 
+    op->count_request = 0; /* the upper layer's memory: a put counts nothing */
     rc = loom_key_parse(peer->engine, remote_key, remote_key_size, &key);
     if (LOOM_OK != rc) {
         ++peer->engine->rails[peer->am_rail].stats.refused;

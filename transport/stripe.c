@@ -320,6 +320,10 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
     chunk->cb        = loom_stripe_chunk_done;
     chunk->user      = stripe;
     chunk->offset    = offset;
+    /* a push served whole in this chunk counts as it lands (push_landed.c) */
+    chunk->count_request   = (length == stripe->length) ? stripe->parent->count_request : 0;
+    chunk->count_requester = stripe->parent->count_requester;
+    chunk->count_counter   = stripe->parent->count_counter;
     if (0 == peer->rails[rail].inflight_chunks) {
         loom_rail_watch_start(peer, rail);
     }

@@ -268,6 +268,11 @@ struct loom_op {
     const struct iovec *iov;
     int            iovcnt;
     size_t         offset;     /* striped chunk: where in the whole transfer */
+    uint64_t       count_requester; /* serve, or the one chunk of a serve: its
+                                       checked write adds to the target's
+                                       counter count_counter on landing ... */
+    uint64_t       count_request;   /* ... for this request (0: it does not) */
+    uint64_t       count_counter;
     uint64_t       write_id;   /* checked write: our cookie, 0 if none */
     uint64_t       remote_region; /* put, serve: the target region's id ... */
     uint32_t       remote_epoch;  /* ... and its owner's epoch (little-endian) */
@@ -619,6 +624,7 @@ typedef struct loom_push_stats {
     unsigned long notices_sent;
     unsigned long notices_received;
     unsigned long counter_adds; /* additions to this process's counters */
+    unsigned long counted_on_landing; /* of those, by a checked write as it landed */
     unsigned long waiting;     /* pushes waiting here now */
     unsigned long counters;    /* counters here now */
 } loom_push_stats_t;

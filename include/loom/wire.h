@@ -12,7 +12,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 9
+#define LOOM_WIRE_VERSION 10
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -313,18 +313,26 @@ typedef struct loom_wire_notice_to {
  * refused); write_id is 0, and neither PUT_ACK nor PUSH_DONE follows (the
  * requester's own rail failure re-drives a get whose data never came). */
 #define LOOM_WIRE_FLAG_NOTIFY    0x20u
+/* LOOM_WIRE_PUT of a push served whole in this write, whose notice to the
+ * target names a counter: the target adds one to counter when the last
+ * segment was placed, once per (requester, request_id) whatever number of
+ * times the write is placed (its chunk re-driven on another rail), and the
+ * notice that follows adds nothing (push_landed.c). */
+#define LOOM_WIRE_FLAG_COUNT     0x40u
 
 typedef struct loom_wire_put {
     loom_wire_hdr_t hdr;
     uint64_t sender;
     uint64_t write_id;     /* the writer's cookie, echoed in PUT_ACK */
-    uint64_t request_id;   /* push served: the target's request, else 0 */
+    uint64_t request_id;   /* push served: its request (the requester's id), else 0 */
     uint64_t region_id;
     uint64_t addr;         /* first byte of the whole write */
     uint64_t length;       /* bytes of the whole write */
     uint64_t offset;       /* of this segment in the write */
     uint32_t region_epoch;
     uint32_t rail_epoch;
+    uint64_t requester;    /* LOOM_WIRE_FLAG_COUNT: who asked for the push ... */
+    uint64_t counter;      /* ... and the target's counter it adds one to */
 } loom_wire_put_t;
 
 typedef struct loom_wire_put_ack {

@@ -148,6 +148,10 @@ static void fuzz_fix_put(fuzz_world_t *w, unsigned fix, uint8_t *msg, size_t len
     if (fix & FUZZ_FIX_SEQ) {
         put32(msg, length, offsetof(loom_wire_put_t, rail_epoch),
               w->from->peer->rails[w->rail].rail_epoch);
+        if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_COUNT)) {
+            /* a push counted as it lands: on one of self's counters */
+            fuzz_fix_counter(w, msg, length, offsetof(loom_wire_put_t, counter));
+        }
         if (fuzz_flag(msg, length, LOOM_WIRE_FLAG_NOTIFY) &&
             NULL != (get = fuzz_world_get(w->from))) {
             put64(msg, length, offsetof(loom_wire_put_t, request_id), get->id);

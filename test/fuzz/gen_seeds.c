@@ -394,6 +394,17 @@ static void seed_put(void)
     put.hdr.flags = 0; /* a segment before the last: no answer */
     memcpy(msg, &put, sizeof(put));
     seed_write("put-segment", FUZZ_AM_PUT, fix_all, msg, sizeof(put) + seg);
+    /* a push served to us whole, that counts on one of our counters as it
+     * lands; its notice from the same owner comes as its own message */
+    put.hdr.flags  = LOOM_WIRE_FLAG_LAST | LOOM_WIRE_FLAG_COUNT;
+    put.request_id = loom_le64(7);
+    put.requester  = loom_le64(FUZZ_PEER_NAME);
+    put.counter    = loom_le64(1);
+    memcpy(msg, &put, sizeof(put));
+    seed_write("put-count", FUZZ_AM_PUT, fix_all, msg, sizeof(put) + seg);
+    put.request_id = 0;
+    put.requester  = 0;
+    put.counter    = 0;
     /* a push served to us: the data of our get, which it completes */
     put.hdr.flags = LOOM_WIRE_FLAG_LAST | LOOM_WIRE_FLAG_NOTIFY;
     memcpy(msg, &put, sizeof(put));

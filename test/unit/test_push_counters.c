@@ -9,7 +9,9 @@
  *  - a push refused at B's bound on counters or waiting pushes reaches A as
  *    LOOM_ERR_LIMIT, and every rail stays in use: the next push lands;
  *  - an addition that would wrap a counter past UINT64_MAX, B's own or one
- *    off the wire from A, is refused and the counter keeps its value.
+ *    off the wire from A, is refused and the counter keeps its value;
+ *  - a push into D that tells D on a counter of D's counts as its checked
+ *    write lands, and the notice that follows adds nothing.
  */
 #include "push_state.h"
 
@@ -241,6 +243,60 @@ static void no_wrap(state_t *st)
     group->ctx.log_quiet = false;
 }
 
+/* A asks C to push into D, telling D on a counter D opened: on tcp C's
+ * checked write carries the counter and D adds to it as the write lands;
+ * the notice that comes after adds nothing, so the counter stands at 1. */
+static void counted_on_landing(state_t *st)
+{
+    unit_group_t *group = st->group;
+    loom_engine_t *engine = group->ctx.engine;
+    const loom_push_stats_t *stats = loom_engine_push_stats(engine);
+    unsigned long landed = stats->counted_on_landing, adds = stats->counter_adds;
+    unsigned long received = stats->notices_received;
+    loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
+    loom_push_args_t args;
+    push_case_t pc;
+    unit_op_t uop;
+    uint64_t id = 0;
+
+    memset(&pc, 0, sizeof(pc));
+    pc.what    = "a push counted as it landed";
+    pc.owner   = RANK_C;
+    pc.dest    = RANK_D;
+    pc.src_off = 40961;
+    pc.dst_off = 77;
+    pc.length  = 65536 + 3;
+    pc.notify  = 1u << RANK_D;
+    if (RANK_C == group->rank) {
+        unit_fill(st->buf + pc.src_off, pc.length, 0x5000);
+    }
+    if (RANK_D == group->rank) {
+        CHECK_RC(loom_counters_open(engine, 1, &id), LOOM_OK);
+    }
+    unit_group_bcast(group, RANK_D, &id, sizeof(id));
+    pc.counter = id;
+    unit_group_barrier(group); /* C's bytes are in place */
+    if (RANK_A == group->rank) {
+        args_fill(st, &pc, &args, to);
+        unit_op_init(&uop);
+        CHECK_RC(loom_push(engine, &uop.op, &args), LOOM_INPROGRESS);
+        UNIT_WAIT(&group->ctx, uop.calls > 0);
+        CHECK_RC(uop.status, LOOM_OK);
+    }
+    unit_group_barrier(group); /* C's serve ended: its notice to D is on its way */
+    if (RANK_D == group->rank) {
+        UNIT_WAIT(&group->ctx, stats->notices_received > received);
+        unit_progress_for(&group->ctx, 0.05);
+        CHECK_UEQ(loom_counter_value(engine, id), 1);
+        CHECK_UEQ(stats->counted_on_landing, landed + 1);
+        CHECK_UEQ(stats->counter_adds, adds + 1);
+        unit_fill(st->ref, pc.length, 0x5000); /* the earlier cases left D's buffer as it is */
+        CHECK_MEM(st->buf + pc.dst_off, st->ref, pc.length, pc.what);
+        CHECK_UEQ(loom_counter_release(engine, id), 0);
+    }
+    unit_group_barrier(group);
+}
+
 static void body(unit_group_t *group)
 {
     state_t st;
@@ -249,6 +305,7 @@ static void body(unit_group_t *group)
     issued_ids(&st);
     bounds(&st);
     no_wrap(&st);
+    counted_on_landing(&st);
     state_fini(&st);
 }
 
