@@ -255,18 +255,12 @@ static void counted_on_landing(state_t *st)
     unsigned long received = stats->notices_received;
     loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
     loom_push_args_t args;
-    push_case_t pc;
+    push_case_t pc = {.what = "a push counted as it landed", .owner = RANK_C, .dest = RANK_D,
+                      .src_off = 40961, .dst_off = 77, .length = 65536 + 3,
+                      .notify = 1u << RANK_D};
     unit_op_t uop;
     uint64_t id = 0;
 
-    memset(&pc, 0, sizeof(pc));
-    pc.what    = "a push counted as it landed";
-    pc.owner   = RANK_C;
-    pc.dest    = RANK_D;
-    pc.src_off = 40961;
-    pc.dst_off = 77;
-    pc.length  = 65536 + 3;
-    pc.notify  = 1u << RANK_D;
     if (RANK_C == group->rank) {
         unit_fill(st->buf + pc.src_off, pc.length, 0x5000);
     }
