@@ -351,8 +351,8 @@ typedef struct loom_push_engine {
     ucs_list_link_t   own;       /* loom_notice_held_t: our notices to ourselves */
     ucs_list_link_t   notices;   /* loom_notice_held_t, for push_notice_cb */
     unsigned          held;      /* notices held in both lists */
-    ucs_list_link_t   landed;    /* pushes counted as they landed (push_landed.c) */
-    unsigned          landed_count;
+    ucs_list_link_t   landed;    /* pushes that landed whole (push_landed.c) ... */
+    loom_hash_t       landed_ids; /* ... by their owner, requester and request */
     unsigned          landed_pending; /* of those, still to add to their counter */
     uint64_t          issued;    /* counter ids handed out by loom_counters_open */
     loom_push_stats_t stats;
@@ -910,17 +910,20 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner,
 void loom_counter_recv(loom_peer_t *peer, int rail, const void *data, size_t length);
 int  loom_push_notices_progress(loom_engine_t *engine);
 void loom_push_peer_gone(loom_engine_t *engine, uint64_t name);
-/* push_landed.c: record a push whose checked write with
- * LOOM_WIRE_FLAG_COUNT landed whole (once, room allowing); count those
- * recorded since the last pass through add (a record whose addition fails
- * is forgotten: its notice adds or fails as without the flag; returns how
- * many were tried); take the record when its notice comes (true: it
- * counted, the notice must add nothing); forget the records of an owner
- * gone, or all. */
-typedef int (*loom_landed_add_fn_t)(loom_engine_t *engine, uint64_t counter);
+/* push_landed.c, pushes whose checked write with LOOM_WIRE_FLAG_COUNT
+ * landed whole: whether this one did already (its write, placed again, is
+ * answered but not placed); record one (once, room allowing); the next one
+ * recorded and not counted yet (its counter), and whether it counted; take
+ * its record when its notice comes (true: it counted, the notice must add
+ * nothing); forget those of an owner gone, or all. */
+typedef struct loom_landed loom_landed_t;
+void loom_landed_init(loom_engine_t *engine);
+bool loom_landed_again(loom_engine_t *engine, uint64_t owner, uint64_t requester,
+                       uint64_t request_id);
 void loom_landed_record(loom_engine_t *engine, uint64_t owner, uint64_t requester,
                         uint64_t request_id, uint64_t counter);
-int  loom_landed_count(loom_engine_t *engine, loom_landed_add_fn_t add);
+loom_landed_t *loom_landed_pending(loom_engine_t *engine, uint64_t *counter);
+void loom_landed_counted(loom_engine_t *engine, loom_landed_t *landed, bool counted);
 bool loom_landed_take(loom_engine_t *engine, uint64_t owner, uint64_t requester,
                       uint64_t request_id, uint64_t counter);
 void loom_landed_peer_gone(loom_engine_t *engine, uint64_t owner);

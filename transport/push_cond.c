@@ -227,6 +227,26 @@ ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned f
 
 /* A notice of a push that ended: its counter grows now, the upper layer
  * hears of it from full progress. */
+/* Pushes whose checked write landed since the last pass count now
+ * (push_landed.c), on counters that exist: one the notice would make is
+ * left to the notice. */
+static UCS_F_NOINLINE int loom_push_landed_count(loom_engine_t *engine)
+{
+    loom_landed_t *landed;
+    uint64_t id;
+    int count = 0;
+
+    while (NULL != (landed = loom_landed_pending(engine, &id))) {
+        bool counted = NULL != loom_hash_get(&engine->push.counters, id) &&
+                       LOOM_OK == loom_counter_bump(engine, id, 1);
+
+        engine->push.stats.counted_on_landing += counted;
+        loom_landed_counted(engine, landed, counted);
+        ++count;
+    }
+    return count;
+}
+
 void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, const void *data)
 {
     loom_wire_push_notice_t notice;
@@ -237,6 +257,9 @@ void loom_push_notice_recv(loom_engine_t *engine, int rail, uint64_t owner, cons
     memcpy(&notice, data, sizeof(notice));
     counter = loom_from_le64(notice.counter);
     ++engine->push.stats.notices_received;
+    if (0 != engine->push.landed_pending) {
+        (void)loom_push_landed_count(engine); /* what landed before it counts first */
+    }
     if (0 != counter &&
         loom_landed_take(engine, owner, loom_from_le64(notice.requester),
                          loom_from_le64(notice.request_id), counter) &&
@@ -330,24 +353,12 @@ static UCS_F_NOINLINE int loom_push_notices_deliver(loom_engine_t *engine)
     return count;
 }
 
-/* A push whose checked write landed counts (push_landed.c), on a counter
- * that exists: one the notice would create, it creates. */
-static int loom_push_landed_add(loom_engine_t *engine, uint64_t id)
-{
-    int rc = (NULL == loom_hash_get(&engine->push.counters, id))
-                 ? LOOM_ERR_NOT_FOUND : loom_counter_bump(engine, id, 1);
-
-    engine->push.stats.counted_on_landing += (LOOM_OK == rc);
-    return rc;
-}
-
 /* A poller: pushes counted as they landed, our notices to ourselves, then
  * (in full progress) the notices for the upper layer, in order; the checks
  * alone on every pass. */
 int loom_push_notices_progress(loom_engine_t *engine)
 {
-    int count = (0 == engine->push.landed_pending)
-                    ? 0 : loom_landed_count(engine, loom_push_landed_add);
+    int count = (0 == engine->push.landed_pending) ? 0 : loom_push_landed_count(engine);
 
     if (ucs_list_is_empty(&engine->push.own) &&
         (engine->quiet || ucs_list_is_empty(&engine->push.notices))) {
@@ -383,7 +394,7 @@ void loom_push_cond_init(loom_engine_t *engine)
     loom_hash_init(&engine->push.counters);
     ucs_list_head_init(&engine->push.own);
     ucs_list_head_init(&engine->push.notices);
-    ucs_list_head_init(&engine->push.landed);
+    loom_landed_init(engine);
 }
 
 static void loom_notices_free(ucs_list_link_t *list)

@@ -314,10 +314,11 @@ typedef struct loom_wire_notice_to {
  * requester's own rail failure re-drives a get whose data never came). */
 #define LOOM_WIRE_FLAG_NOTIFY    0x20u
 /* LOOM_WIRE_PUT of a push served whole in this write, whose notice to the
- * target names a counter: the target adds one to counter when the last
- * segment was placed, once per (requester, request_id) whatever number of
- * times the write is placed (its chunk re-driven on another rail), and the
- * notice that follows adds nothing (push_landed.c). */
+ * target names a counter: requester and counter are set on every segment;
+ * the target adds one to counter once the last segment was placed, and the
+ * notice that follows adds nothing.  A write of the same push (sender,
+ * requester, request_id) that comes again, its chunk re-driven on another
+ * rail, is answered but not placed (push_landed.c). */
 #define LOOM_WIRE_FLAG_COUNT     0x40u
 
 typedef struct loom_wire_put {

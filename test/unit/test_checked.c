@@ -13,7 +13,12 @@
  *    write into the parent's unregistered static array: the parent refuses
  *    the write, its array unchanged;
  *  - valid puts of 0, 1, AM size - 1, AM size, AM size + 1 and several MiB
- *    land byte-exact, and nothing else in the region changes.
+ *    land byte-exact, and nothing else in the region changes;
+ *  - a push's write that counts as it lands (LOOM_WIRE_FLAG_COUNT) adds one
+ *    to the target's counter; the same push written again with other bytes
+ *    (its chunk re-driven after a rail failed) is neither placed nor
+ *    counted: the memory may be its owner's again by then; the push's
+ *    notice adds nothing, and a copy that comes after it neither.
  */
 #include "unit_harness.h"
 #include "loom_internal.h"
@@ -28,6 +33,8 @@
 #define STEP_DONE  UINT64_MAX
 #define NSIZES     7
 
+#define COUNTED_AT  4096
+#define COUNTED_LEN 200
 static uint8_t victim[VICTIM_LEN];   /* the child's, never registered */
 static uint8_t p_victim[VICTIM_LEN]; /* the parent's, never registered */
 
@@ -57,6 +64,34 @@ static size_t valid_sizes(unit_ctx_t *ctx, size_t *sizes, size_t *offsets)
 }
 
 /* ---- target (child) -------------------------------------------------------- */
+
+/* The parent writes the same push twice into big at COUNTED_AT (bytes 0x61,
+ * then 0x62), counting on a counter of ours, sends its notice and a third
+ * copy (0x63): one addition, the first bytes. */
+static void counted_writes_target(unit_ctx_t *ctx, uint8_t *big)
+{
+    const loom_push_stats_t *stats = loom_engine_push_stats(ctx->engine);
+    unsigned long landed = stats->counted_on_landing, received = stats->notices_received;
+    uint8_t expect[COUNTED_LEN];
+    uint64_t counter;
+
+    CHECK_RC(loom_counters_open(ctx->engine, 1, &counter), LOOM_OK);
+    unit_send_u64(ctx, counter);
+    UNIT_WAIT(ctx, loom_counter_value(ctx->engine, counter) > 0);
+    unit_progress_for(ctx, 0.1); /* the second copy, had it counted */
+    CHECK_UEQ(loom_counter_value(ctx->engine, counter), 1);
+    CHECK_UEQ(stats->counted_on_landing, landed + 1);
+    memset(expect, 0x61, sizeof(expect));
+    CHECK_MEM(big + COUNTED_AT, expect, COUNTED_LEN, "a push's bytes, written again");
+    unit_barrier(ctx); /* now its notice and a third copy */
+    unit_barrier(ctx);
+    UNIT_WAIT(ctx, stats->notices_received > received);
+    unit_progress_for(ctx, 0.1);
+    CHECK_UEQ(loom_counter_value(ctx->engine, counter), 1);
+    CHECK_MEM(big + COUNTED_AT, expect, COUNTED_LEN, "a push's bytes, after its notice");
+    CHECK_UEQ(loom_counter_release(ctx->engine, counter), 0);
+    unit_barrier(ctx);
+}
 
 static void target_body(unit_ctx_t *ctx)
 {
@@ -108,6 +143,7 @@ static void target_body(unit_ctx_t *ctx)
     }
     CHECK_MEM(big, expect, BIG_LEN, "the big region after the valid puts");
     unit_barrier(ctx);
+    counted_writes_target(ctx, big);
     loom_mem_deregister(reg_a);
     loom_mem_deregister(reg_big);
     free(mem_a);
@@ -118,6 +154,27 @@ static void target_body(unit_ctx_t *ctx)
 }
 
 /* ---- writer (parent) --------------------------------------------------------- */
+
+/* A write message of the parent's own making, header and length bytes of
+ * fill, sent on rail 0. */
+static void send_raw_put(unit_ctx_t *ctx, loom_wire_put_t *put, uint8_t fill, size_t length)
+{
+    uint8_t msg[sizeof(*put) + 256];
+    struct iovec iov = {msg, sizeof(*put) + length};
+    uint8_t flags = put->hdr.flags;
+    int rc;
+
+    CHECK(length <= sizeof(msg) - sizeof(*put));
+    loom_wire_hdr_fill(&put->hdr, LOOM_WIRE_PUT, 0, sizeof(*put) + length);
+    put->hdr.flags = flags;
+    put->sender    = loom_le64(ctx->name);
+    memcpy(msg, put, sizeof(*put));
+    memset(msg + sizeof(*put), fill, length);
+    while (LOOM_ERR_AGAIN == (rc = loom_am_issue(ctx->peer, 0, LOOM_WIRE_PUT, NULL, &iov, 1))) {
+        unit_progress(ctx);
+    }
+    CHECK_RC(rc, LOOM_OK);
+}
 
 typedef struct writer {
     unit_ctx_t    *ctx;
@@ -225,29 +282,18 @@ static void refused_puts(writer_t *w, const unit_remote_t *a, const unit_remote_
     /* a write of an earlier connection of the rail: A's valid range */
     {
         loom_wire_put_t put;
-        uint8_t msg[sizeof(put) + 64];
-        struct iovec iov = {msg, sizeof(msg)};
         const loom_wire_key_t *akey = (const loom_wire_key_t *)a->key;
         unsigned long now;
-        int rc;
 
         memset(&put, 0, sizeof(put));
-        loom_wire_hdr_fill(&put.hdr, LOOM_WIRE_PUT, 0, sizeof(msg));
         put.hdr.flags    = LOOM_WIRE_FLAG_LAST;
-        put.sender       = loom_le64(ctx->name);
         put.write_id     = loom_le64(0xfeed);
         put.region_id    = akey->region_id;
         put.region_epoch = akey->epoch;
         put.addr         = loom_le64(a->base);
         put.length       = loom_le64(64);
         put.rail_epoch   = loom_le32(ctx->peer->rails[0].rail_epoch - 1);
-        memcpy(msg, &put, sizeof(put));
-        memset(msg + sizeof(put), 0xee, 64);
-        while (LOOM_ERR_AGAIN == (rc = loom_am_issue(ctx->peer, 0, LOOM_WIRE_PUT, NULL,
-                                                     &iov, 1))) {
-            unit_progress(ctx);
-        }
-        CHECK_RC(rc, LOOM_OK);
+        send_raw_put(ctx, &put, 0xee, 64);
         now = wait_refused(w);
         CHECK_MSG(now > w->target_refused, "a write of an earlier rail epoch: not refused");
         w->target_refused = now;
@@ -330,6 +376,41 @@ static void valid_puts(writer_t *w, const unit_remote_t *big)
     free(data);
 }
 
+/* A push's write that counts on the target's counter, twice, with other
+ * bytes the second time (no answer asked: write id 0). */
+static void counted_writes(unit_ctx_t *ctx, const unit_remote_t *big)
+{
+    const loom_wire_key_t *key = (const loom_wire_key_t *)big->key;
+    uint64_t counter = unit_recv_u64(ctx);
+    loom_wire_push_notice_t notice;
+    loom_wire_put_t put;
+
+    memset(&put, 0, sizeof(put));
+    put.hdr.flags    = LOOM_WIRE_FLAG_LAST | LOOM_WIRE_FLAG_COUNT;
+    put.request_id   = loom_le64(0x77);
+    put.requester    = loom_le64(ctx->name);
+    put.counter      = loom_le64(counter);
+    put.region_id    = key->region_id;
+    put.region_epoch = key->epoch;
+    put.addr         = loom_le64(big->base + COUNTED_AT);
+    put.length       = loom_le64(COUNTED_LEN);
+    put.rail_epoch   = loom_le32(ctx->peer->rails[0].rail_epoch);
+    send_raw_put(ctx, &put, 0x61, COUNTED_LEN);
+    send_raw_put(ctx, &put, 0x62, COUNTED_LEN);
+    unit_barrier(ctx); /* the target counted */
+    memset(&notice, 0, sizeof(notice));
+    notice.kind       = LOOM_WIRE_PUSH_NOTICE;
+    notice.status     = loom_le32(LOOM_WIRE_OK);
+    notice.requester  = put.requester;
+    notice.request_id = put.request_id;
+    notice.length     = loom_le64(COUNTED_LEN);
+    notice.counter    = put.counter;
+    CHECK(loom_engine_msg_send(ctx->peer, &notice, sizeof(notice), NULL) >= 0);
+    send_raw_put(ctx, &put, 0x63, COUNTED_LEN); /* a copy late on a failed rail */
+    unit_barrier(ctx);
+    unit_barrier(ctx); /* the target looked */
+}
+
 static void writer_body(unit_ctx_t *ctx)
 {
     unit_remote_t a, d, big;
@@ -360,6 +441,7 @@ static void writer_body(unit_ctx_t *ctx)
     valid_puts(&w, &big);
     unit_barrier(ctx);
     unit_barrier(ctx);
+    counted_writes(ctx, &big);
     loom_mem_deregister(w.src_region);
     free(w.src);
 }
