@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom BTL: Open MPI glue around the loom transport engine.
  */
 #ifndef MCA_BTL_LOOM_H

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom BTL atomics (BTL 3.1 btl_atomic_op, _fop, _cswap): loom_atomic, run
  * by the target's CPU, so they are atomic with the target's own CPU atomics
  * too (MCA_BTL_ATOMIC_SUPPORTS_GLOB).

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Which MPI call a progress call came from, as far as the blocking wait
  * and the engine's yield need to know: a call that polls (MPI_Test and its
  * kin, MPI_Iprobe) must return at once, for the application works between

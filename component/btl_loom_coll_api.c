@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The BTL's side of what coll loom uses (btl_loom_coll_api.h): thin, locked
  * calls into the engine of the one loom module.
  */

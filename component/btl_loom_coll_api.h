@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * What loom's BTL offers its collective component (coll loom, a separate
  * .so): the engine's pushes, counters and registrations, each taken under
  * the BTL's lock.  The collective finds it through the BTL module of any

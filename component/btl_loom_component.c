@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom BTL component: registration, open/close, init and progress.
  */
 #include "btl_loom.h"

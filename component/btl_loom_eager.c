@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager RDMA rings: their MCA parameters (checked by name) and their MPI_T
  * performance variables.
  */

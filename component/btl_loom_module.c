@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom BTL module: limits, peers (add/del procs), flush and finalize.
  */
 #include "btl_loom.h"

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom's MCA parameters.  Every one is visible with
  * `ompi_info --param btl loom --level 9`; bad values are refused by name.
  */

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Third-party and conditional pushes: their MCA parameters (the bounds on
  * what other processes can make this one keep) and performance variables
  * (the pushes themselves are the engine's: transport/push*.c).

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_T performance variables: loom's counters, per rail and in total, so a
  * user (or a test) can see which rail carried how much.
  */

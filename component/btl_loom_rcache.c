@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The registration cache's MCA parameters and performance variables
  * (the cache itself is the engine's: transport/region_cache.c).
  */

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom BTL RDMA: memory registration handles, put and get (atomics:
  * btl_loom_atomic.c).
  */

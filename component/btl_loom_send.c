@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom BTL send path: fragments, send, send-immediate and receive.
  */
 #include "btl_loom.h"

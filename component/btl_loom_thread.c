@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom's own waiting: a progress thread (btl_loom_progress_thread) that
  * sleeps on the rails' event descriptors and moves what loom does by itself
  * while the application computes, and the blocking wait of a rank with

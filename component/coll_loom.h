@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * coll loom: collectives run on loom's third-party and conditional pushes
  * (its BTL's engine, reached through btl_loom_coll_api.h).  MPI_Bcast is
  * root-orchestrated: the root issues the whole schedule of a tree, its own

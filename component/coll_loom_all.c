@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The steps of the calls where every rank talks to every other
  * (MPI_Allreduce, MPI_Allgather; coll_loom_call.h): each rank's message to
  * every other (its buffers: its word that it is in the call, so that no one

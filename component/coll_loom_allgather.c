@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Allgather on loom's pushes: every rank pushes its own block into
  * every other rank's result, segment by segment, from progress; nobody
  * handshakes per block or per step (coll tuned's ring takes size - 1

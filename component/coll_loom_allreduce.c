@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Allreduce on loom's pushes: every rank reduces one slice of the
  * result with half-RDMA (coll_loom_pull.c) and pushes each reduced segment
  * into every other rank's result at once, so that reducing and spreading

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Bcast on loom's pushes, root-orchestrated (seed 002's third-party and
  * conditional RDMA):
  *

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * coll loom's broadcast inside: the tree (ranks relative to the root), the
  * counters each rank opens for a call, the root's pushes along the tree,
  * and the wait of every other rank (coll_loom_bcast_tree.c,

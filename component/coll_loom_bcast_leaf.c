@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A broadcast at every rank but the root (coll_loom_bcast.h): its counters,
  * its buffer told to the root, and the wait for its data and its forwards,
  * which has a way out whatever fails: a push that did not land marks its

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The broadcast's tree and its pushes (coll_loom_bcast.h): fanout children
  * per node, ranks relative to the root; each edge's push waits at its
  * parent on the segment's counter and tells the child and the parent.

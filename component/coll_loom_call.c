@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * What every coll loom call does the same way (coll_loom_call.h): its
  * segments, registering its buffers, the root's pushes and their end, the
  * root's word, and the wait of a contributing rank for it.

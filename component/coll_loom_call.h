@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * One collective call as coll loom runs it, shared by its broadcast
  * (coll_loom_bcast.c) and its reductions (coll_loom_reduce.c): the buffers
  * the ranks tell the root, the root's pushes and the word that ends the

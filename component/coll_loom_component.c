@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * coll loom's component: its MCA parameters, and the module it offers a
  * communicator (coll_loom_module.c).
  */

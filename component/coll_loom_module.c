@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * coll loom's module: offered to every intracommunicator under ob1, with
  * loom's name of each rank (through ob1's BML); it takes MPI_Bcast,
  * MPI_Reduce, MPI_Allreduce and MPI_Allgather, and keeps the next component's for what it

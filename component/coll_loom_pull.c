@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The reducer's side of coll loom's half-RDMA (coll_loom_reduce.h): a
  * staging queue of depth segments per other rank, kept full by pushes this
  * rank asks the owners for, each segment reduced into the result as it

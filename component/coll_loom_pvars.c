@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * coll loom's performance variables (MPI_T): what it carried, what it left
  * to the next component, and what failed.  The pushes themselves are btl
  * loom's (btl_loom_push_*).

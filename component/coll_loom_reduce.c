@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Reduce and MPI_Allreduce on loom's pushes, with seed 002's half-RDMA
  * (coll_loom_reduce.h).  MPI_Reduce is root-orchestrated:
  *

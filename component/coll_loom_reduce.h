@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * coll loom's reductions: what MPI_Reduce (coll_loom_reduce.c) and
  * MPI_Allreduce (coll_loom_allreduce.c) share.  A rank reduces a range of
  * the result with seed 002's half-RDMA: it asks every other rank to push

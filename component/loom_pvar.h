@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * What btl loom's and coll loom's performance variables have in common: a
  * read-only unsigned long, readable at any time, bound to no object.  A
  * header of its own because the two components are separate objects that

@@ -1,3 +1,4 @@
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The latency of the layers under loom and pml ucx, for loom-bench.sh
 # --layers (sourced; uses its rails, ucx_tls, ucx_devices, bindir, outdir,
 # rounds, bench_args, loom_extra and say).  More configurations, run once

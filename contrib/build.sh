@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Configure and build loom in a build directory (default: build/ in the
 # checkout).  Extra arguments go to configure, e.g. --enable-asan.
 # Usage: contrib/build.sh [BUILD_DIR] [configure options...]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Broadcast on the virtual cluster: 4 nodes with 2 rails each shaped with
 # tbf, one rank per node, bench_bcast's time per broadcast for coll loom (a
 # chain, the chain in 128 KiB segments still striped, and a tree of fanout

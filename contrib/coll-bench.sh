@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Collectives through coll loom against coll tuned, in one run: bench_bcast,
 # bench_reduce, bench_allreduce and bench_allgather, each under
 #   default   coll loom as installed (it steps aside where its thresholds say)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The demo: installs what is missing, builds and installs loom into Open MPI's
 # component directory, then compares latency and bandwidth of loom with
 # Open MPI's btl tcp and pml ucx on loopback, the 8 B latency of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Latency with loom's eager RDMA rings against without them, on the same
 # rails in the same run: bench_latency up to 4 KiB, ring on and off in turn,
 # several rounds, the median per size; prints 8 B and 4 KiB and their ratio.

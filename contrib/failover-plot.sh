@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Plot per-rail throughput over time from test_failover's output (its
 # "sample <t> <bytes rail0> <bytes rail1> ..." lines) into a PNG.  The
 # "down_epoch <unix time>" and "up_epoch <unix time>" lines that

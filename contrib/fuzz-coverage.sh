@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Which lines of the engine (transport/) the wire fuzzer reaches: builds the
 # harness with clang's source coverage (make fuzz-cov), runs it for a fixed
 # number of inputs from the committed corpus (test/fuzz/corpus), and prints

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Build the wire fuzzer (make fuzz: libFuzzer with ASan and UBSan, clang) and
 # run it for a bounded time, starting from the committed corpus
 # (test/fuzz/corpus: seeds of every message type, and the inputs of bugs it

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Install what loom needs to build and test on Debian 12, from the machine's
 # own apt sources.  Needs root; does nothing when everything is present.
 # Usage: contrib/install-deps.sh [--rxe]

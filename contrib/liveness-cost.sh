@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # What watching the rails costs: loom on two tcp rails over lo (one device
 # carrying both, btl_loom_rails_repeat), 2 ranks, in the same run and in turn:
 #   watch:   the defaults: the rail watch and message watch

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 #
 # Compare loom against Open MPI's own transports on loopback: runs
 # bench_latency and bench_bw (2 ranks) with

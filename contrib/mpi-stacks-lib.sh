@@ -1,3 +1,4 @@
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the scripts that run programs nobody here wrote through loom
 # and through Open MPI's own stacks, to compare (contrib/mpich-tests.sh,
 # test/hpcc-check.sh, test/netpipe-check.sh).

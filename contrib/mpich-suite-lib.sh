@@ -1,3 +1,4 @@
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Sourced by contrib/mpich-tests.sh (not run; test/mpich-check.sh calls that script):
 # fetching, building and choosing the entries of the MPICH test suite.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The MPICH test suite (test/mpi of Debian's mpich source package: a suite
 # that nobody here wrote) built against the installed Open MPI and run
 # through loom, or through another stack to compare with.
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
         --expected) expected_only=1 ;;
         --prepare) prepare_only=1 ;;
         --results) results=$2; shift ;;
-        -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mpich-tests: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) dirs+=("$1") ;;
     esac

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # What the registration cache buys: bench_latency (2 ranks, 64 KiB to
 # 4 MiB, where ob1 registers both buffers for every message) with loom's
 # cache on (the default) and off (btl_loom_rcache_size 0), in turn, several

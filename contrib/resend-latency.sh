@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # What keeping messages for re-sending costs in latency: bench_latency on the
 # virtual cluster (2 nodes, 2 unshaped rails), in the same run and in turn:
 #   loom-2:       loom on rail0 and rail1, messages kept until acknowledged

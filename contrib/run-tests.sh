@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The test command: installs what is missing, builds loom and runs every test
 # (unit tests of the engine, MPI tests through `--mca btl self,loom`, component
 # and virtual-cluster checks), then the same again built with AddressSanitizer;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Build (once) a Debian 12 guest that can run soft-RoCE (rdma_rxe), for
 # running loom over real rc_verbs where the host kernel has no InfiniBand.
 # The result lives outside the clone, in $LOOM_GUEST_CACHE (default

@@ -1,4 +1,5 @@
 #!/bin/sh
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Runs inside the rxe guest (started by the image's stub init, with the host's
 # clone mounted at the same path and the run directory at /run/loom): brings up
 # two soft-RoCE devices, rxe0 and rxe1, each on its own veth device and subnet,

@@ -1,3 +1,4 @@
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Shared by the rxe guest scripts (sourced, not run).
 
 # Root, and the tools to build and boot the guest (installed when missing).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Boot the rxe guest (building it first if needed) and run one command in it,
 # from the current directory, with this clone mounted at the same path.  The
 # guest has soft-RoCE devices rxe0 (10.88.1.1) and rxe1 (10.88.2.1) and no

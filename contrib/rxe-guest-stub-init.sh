@@ -1,4 +1,5 @@
 #!/bin/sh
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # PID 1 of the rxe guest (baked into the image): mount the basics and the
 # host's clone (9p tag "host0", at the path given as loom.dir= on the kernel
 # command line, the same path as on the host so build trees work unchanged),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Striping bandwidth on the virtual cluster: 2 nodes, 3 rails shaped with
 # tbf, bench_bw's 4 MiB bandwidth for loom on each rail alone, on 2 and 3
 # equal rails and on 3 unequal rails, against the sum of what each rail

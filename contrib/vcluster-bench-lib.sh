@@ -1,3 +1,4 @@
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the benchmarks that run on the virtual cluster
 # (stripe-bench.sh, coll-bench-cluster.sh), which set src, bindir and out.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Tear the virtual cluster down.  Processes still running in a node are
 # listed, not killed: stop them yourself, then run this again.
 set -u

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Run a command on a node of the virtual cluster, with the node's hostname.
 # Usage: contrib/vcluster-exec.sh node<i> command [args...]
 set -eu

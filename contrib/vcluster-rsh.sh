@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # mpirun's remote shell inside the virtual cluster (--mca plm_rsh_agent):
 # called as "<agent> [options] <host> <command line>", runs the command line
 # on that node.

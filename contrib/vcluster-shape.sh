@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Shape the rails of the virtual cluster: rail r of every node sends at most
 # the r-th rate, in mbit/s (tbf, burst 64kb, latency 50ms).  A rate of 0
 # removes the shaping of that rail.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Bring up a virtual cluster on this machine: N nodes x R rails made of
 # network namespaces, for multi-rail tests.  Nothing in it routes to the
 # outside: every address is in 10.77.0.0/16 and lives only inside the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Run last under --enable-asan: fails if AddressSanitizer reported an error,
 # or a leak whose allocation stack passes through loom's own code.  Leaks of
 # Open MPI, PMIx or UCX themselves are listed but do not fail the run.

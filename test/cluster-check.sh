@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # loom between two virtual nodes (network namespaces) over two TCP rails on
 # separate subnets: the MPI correctness programs, data verified, with the
 # runtime on the mgmt device, and some of them again with messages spread

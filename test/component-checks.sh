@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Checks of the component as Open MPI sees it: exported symbols, every MCA
 # parameter listed by ompi_info, and bad values refused with a message that
 # names the parameter.  Run by `make check` (which sets the component path).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Failover on the virtual cluster: 2 nodes, 2 rails shaped to 200 mbit.  A
 # verified stream of 4 MiB messages runs from node0 to node1 for 16 s, with
 # messages on rail1 (btl_loom_am_rail 1); 2 s into it rail1 of node0 goes

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The wire fuzzer for a bounded time (LOOM_FUZZ_SECONDS, default 30) on the
 # committed corpus: two thirds with the rails wired up through their
 # interfaces, as tcp does, one third as rails that connect endpoint to

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The HPC Challenge benchmark (Debian's hpcc: HPL, PTRANS, MPIRandomAccess,
 # MPIFFT, the ring and ping-pong latency and bandwidth; a program nobody
 # here wrote) through loom at 4 ranks on the 2 cores, oversubscribed as a

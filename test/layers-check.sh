@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The engine's layering (transport/layers.map), checked on the objects the
 # build made: every call between transport files goes to a file of the same
 # layer or a lower one, and the files' calls have no loop.  A new file must

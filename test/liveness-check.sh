@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # A peer that computes is not a dead network: on 2 nodes, rank 0 of
 # test_busy_peer computes without MPI calls in the middle of large transfers
 # over 2 and then 3 tcp rails: 21 and 16 s, over 2 and 1.6 times the

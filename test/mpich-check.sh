@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The MPICH test suite (Debian's mpich source, a suite nobody here wrote)
 # through `--mca btl self,loom`: contrib/mpich-tests.sh's ci set, every
 # entry of the point-to-point, collective, datatype, communicator, group,

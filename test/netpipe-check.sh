@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # NetPIPE's integrity check (Debian's netpipe-openmpi, a program nobody
 # here wrote) through loom: 2 ranks send each other sizes from 5 B to 6 MiB
 # (each power of two and one and a half times it, plus a byte), many times

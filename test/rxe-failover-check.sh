@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Inside the rxe guest (test/rxe-guest-suite.sh): rc_verbs rails that fail and
 # come back.  A verified stream of mixed sizes (eager through the rings,
 # single RDMA, striped) runs from rank 0 to rank 1 over rc_verbs:rxe0:1 and

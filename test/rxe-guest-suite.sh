@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Inside the rxe guest (contrib/rxe-guest-run.sh): loom's MPI correctness
 # tests over real rc_verbs on soft-RoCE, on one rail and on both, every byte
 # verified; rc_verbs rails whose ports go down and come back under a verified

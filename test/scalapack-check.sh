@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # ScaLAPACK's own test programs (Debian's scalapack-mpi-test, built against
 # the installed Open MPI; programs nobody here wrote) through loom at 4
 # ranks on the 2 cores, oversubscribed: the BLACS tester, which sends,

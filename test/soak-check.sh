@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Rails that flap under verified traffic, with the kernel's default TCP
 # settings: on 2 nodes x 3 tcp rails, test_soak exchanges random-size
 # messages both ways (0 B to 4 MiB: eager, single RDMA, striped; now and

@@ -1,3 +1,4 @@
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the tests that run on the virtual cluster.
 
 # Bring up 2 nodes with $1 rails, torn down when the test exits; exit 77

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The address blob a process publishes so that others can connect to it:
  * loom_wire_addr_t, then per rail loom_wire_rail_addr_t + device address +
  * interface address.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Active messages: the upper layer's sends and loom's own control messages.
  */
 #include "loom_internal.h"

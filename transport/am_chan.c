@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Plain active messages as a channel (chan.h): the message goes whole in
  * one AM on the peer's message rail, its header naming the sender, its
  * connection and number, and carrying the credits of our ring back.  It

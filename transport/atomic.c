@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Atomics (transport.h, loom_atomic): a request travels as an engine message
  * in the peer's message stream, so that it is delivered, and run, exactly
  * once even when its rail fails and the stream is sent again on another;

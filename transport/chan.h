@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Channels: the ways an upper-layer message travels to a peer, each with
  * its own wire format: plain active messages (am_chan.c) and the peer's
  * eager ring (eager_tx.c, eager_rx.c).  The messages layer (msg_send.c,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Checked writes: the software protection table of rails whose NIC checks
  * no keys (tcp: UCT ignores rkeys and writes wherever an address points).
  *

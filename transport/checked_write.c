@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Checked writes on the wire (the writer's side): a LOOM_WIRE_PUT message,
  * header and one segment of data, that the target checks against its
  * region table before it places a byte (checked_put.c receives it).

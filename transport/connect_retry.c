@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * CONNECT sent again.  A rail that connects endpoint to endpoint (rc_verbs)
  * becomes usable towards a peer only once both CONNECTs (the endpoint
  * addresses) crossed over the wireup interface.  That interface (ud_verbs)

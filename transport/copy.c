@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Copying data that arrived into the memory it was written to (checked
  * writes, checked_put.c).  A large write may be copied with streaming
  * (non-temporal) stores (config.stream_copy_min): where its destination is

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager rings: set-up, memory accounting, progress and the policy that
  * shrinks idle rings and keeps the process inside its eager memory budget.
  * The two sides of the protocol are in eager_tx.c and eager_rx.c.

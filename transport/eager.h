@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager RDMA rings, private to the engine.
  *
  * Per peer and direction: the receiver owns a registered ring of slots that

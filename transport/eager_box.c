@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The eager rings' registered control area: small boxes, registered a chunk
  * at a time, that a ring request's acknowledgement is RDMA-written into, or
  * that an acknowledgement is written from.  A connection holds a box only

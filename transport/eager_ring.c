@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager ring memory shared by both directions: which rails can carry a
  * ring, slot sizes by phase, registered memory within the budget, and the
  * credits each direction returns to the other.

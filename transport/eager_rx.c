@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager rings, receiving side of a direction: poll the ring, deliver ring
  * and AM messages in the order they were sent, return credits, and serve
  * the sender's requests for another phase: drain the old ring, replace it,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager rings, sending side of a direction: choose the ring or an AM for
  * each message, write ring slots, ask the receiver for another phase and
  * take its acknowledgement once both of its flags arrived.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The engine: owns the UCT worker and the rails, drives progress and the
  * operation queues.
  */

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Sleeping until a rail has work (transport.h, loom_engine_arm and
  * loom_engine_sleep): one epoll descriptor over the event descriptors of
  * every interface the rails listen on, armed through UCT so that it wakes

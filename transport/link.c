@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Links: the state of each rail towards one peer as every layer sees it:
  * finding a peer, choosing its rails, fresh endpoints to it and the CONNECT
  * that names ours (connect-to-ep rails), the evidence

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The process's own memory reached through its own keys (transport.h,
  * loom_local_*): what a peer's put, get or atomic would be checked against
  * at the target, then done by this CPU at once.

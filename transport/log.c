@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Base of the engine: logging, error codes and ids, used by every layer.
  */
 #include "loom_internal.h"

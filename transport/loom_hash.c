@@ -1,3 +1,6 @@
+/*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ */
 #include "loom_hash.h"
 
 KHASH_IMPL(loom_hash, khint64_t, void *, 1, kh_int64_hash_func, kh_int64_hash_equal)

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Tables from uint64_t ids to objects: peers by process name, regions by
  * region id, outstanding requests and checked writes by request id.  A thin
  * wrapper over UCX's khash, so that callers keep one small interface (and

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Private structures of the loom transport engine.
  */
 #ifndef LOOM_INTERNAL_H

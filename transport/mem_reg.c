@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Registering an address range on every rail: the UCT memory handles and
  * the packed remote keys a region (region.c) or a cached registration
  * (region_cache.c) hands out.  A key is only valid on the NIC that issued

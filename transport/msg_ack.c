@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Acknowledgements of upper-layer messages (the sequence numbers and the
  * log they free are in reliable.c).  They ride on messages going the other
  * way, or go in a MSG_ACK of their own: when the sender asks, every

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Acknowledgements that come in: what the peer received (the log lets go
  * of it), the answers to our questions, and the watch that asks a silent
  * peer on another rail before a rail is taken for dead.

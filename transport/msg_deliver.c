@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * In-order delivery of a peer's messages, whichever way they came (active
  * message or eager ring slot): the next one goes up, duplicates are
  * dropped, those ahead of order are kept until the ones before them came.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The log of messages sent to a peer: sequence numbers and acknowledgements
  * stamped on them, each kept until acknowledged, and sent again after a
  * rail that carried them failed.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Sending the upper layer's messages: through the peer's eager ring when it
  * takes them, else by active message, in order behind what is queued; and
  * receiving those that come by active message.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Operations: their life from start to the done list, the queues they
  * wait in, and the state an op holds that must go with it when it finishes
  * (in-flight tracking, a region it reads, a checked write it waits for).

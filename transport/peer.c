@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Peers: the endpoints to one remote process on every rail, connection
  * set-up for both UCT models, and rail failure.
  */

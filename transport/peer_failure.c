@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Rail failures, handled from progress alone (a poller): the endpoint closed
  * for a rejoin, rings dropped, requests waiting on the rail failed, the peer
  * told, and the upper layer told once every rail to a peer is gone.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Progress: the UCT worker, then every poller the engine registered, in
  * order, on clock passes the timers, then the callbacks of finished
  * operations.  Nothing below calls up into here: a layer with work to do

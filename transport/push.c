@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Pushes the upper layer asks for (seed 002's third-party and conditional
  * RDMA): the owner of the memory, a peer or this process, puts it into a
  * destination's memory and tells the processes the request names.  The

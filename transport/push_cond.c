@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Conditional pushes (seed 002): a push request may wait at its owner on a
  * counter until the counter reaches a threshold.  Counters grow by notices
  * of pushes that ended (one per notice naming the counter), by counter

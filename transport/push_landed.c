@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Pushes counted as they land.  A push served whole in one checked write,
  * whose notice to its destination names a counter there, carries that
  * counter (LOOM_WIRE_FLAG_COUNT): the destination adds one once the last

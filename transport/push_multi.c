@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Multicast pushes (seed 002's broadcast RDMA): one request asks the owner
  * of some memory to push it to several destinations, each with its own key.
  * The requester sends the request as engine messages (once, in order,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The owner's side of a push request: the request checked whole (its
  * notices, the destination's key, our own key), then served by a put of
  * ours to the destination, striped over the rails to it when large; or

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The upper layer's put and get: the remote key checked and the range
  * within its region, then striped over the rails or posted on one.
  */

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * One rail: a UCT interface on one memory domain, transport and device.
  */
 #include "loom_internal.h"

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Opening a UCT interface for a rail (its own or a companion wireup one)
  * with the engine's AM handlers and endpoint error handler in place.
  */

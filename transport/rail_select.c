@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Choosing rails: either the user's explicit list "tl:dev[,tl:dev...]" or
  * "auto", which takes RDMA transports first, then TCP devices, never loopback
  * or shared memory, and prefers devices close to this process (hwloc).

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The rail watch: a rail can die without telling (a TCP path whose link went
  * down errors only once the kernel gives up retransmitting, minutes later by
  * default), with striped chunks on it that then never land.

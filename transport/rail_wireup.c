@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The wireup interface of a rail that only connects endpoint to endpoint
  * (rc_verbs, rc_mlx5): a companion interface on the same memory domain and
  * device that peers can reach from the modex address alone (ud_verbs,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * RDMA: put, get, and the push request that emulates get on rails without
  * one (the owner's side of a push request is push_serve.c; pushes that
  * name a third process, push.c).

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The end of an RDMA operation: counted, a served push answered, and the
  * op handed to the done list.
  */

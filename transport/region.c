@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Registered regions and the keys that name them remotely.
  *
  * A region is registered on every rail (a key is only valid on the NIC that

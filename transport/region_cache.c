@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The registration cache (seed 002's lazy deregistration): a range the
  * upper layer registers again and again (ob1 registers a buffer for every
  * rendezvous) is registered on the rails once and kept after its last user,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Rails that go and come back, towards one peer.
  *
  * A side that takes a rail out of use says so on a surviving rail (DOWN):

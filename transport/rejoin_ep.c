@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Rails connected endpoint to endpoint (rc_verbs) that come back (seed 004).
  *
  * Such a rail has no interface a probe could reach: both sides make fresh

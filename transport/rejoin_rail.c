@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A failed rail towards one peer, on its way back, whatever its connection
  * model: whether it can come back and its link is up, what it waits to send
  * from progress, its old endpoint closed, and the rail taken into use again.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Upper-layer messages that survive a rail failure.  Every message of a
  * direction (by AM or by eager ring) carries a sequence number; the
  * receiver delivers in that order and once each, and acknowledges what it

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Striping: a large put or get is cut into chunks issued over every usable
  * rail to the peer.  Every rail is kept busy up to stripe_depth chunks (fewer
  * on a slow rail: loom_stripe_depth), so

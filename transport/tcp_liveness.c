@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Liveness of tcp rails from the kernel, not from the peer process.
  *
  * A peer that computes does not progress, so nothing loom could send it

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Going away: disconnecting a peer, flushing it, and deregistering memory
  * wait (by running progress, never from inside it) for what the network
  * still holds, then take the state down.

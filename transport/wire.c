@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Wire helpers every layer shares: headers, checks, payload packing and
  * status codes as they travel.
  */

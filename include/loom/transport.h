@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom transport engine: the public interface of transport/.
  *
  * Pure C on UCT: no Open MPI types appear here, so the engine can be tested

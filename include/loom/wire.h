@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom wire formats: every byte that crosses the network between two loom
  * engines is described here.
  *

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Input format of the loom wire fuzzer (fuzz_wire.c), shared with the seed
  * corpus generator (gen_seeds.c).
  *

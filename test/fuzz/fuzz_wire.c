@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * libFuzzer target over every receiver of bytes a peer controls: the UCT
  * active-message handlers (loom_am_handlers, what loom_rail_set_handlers()
  * registers), the eager ring slot parser, the ring ack box parser, the

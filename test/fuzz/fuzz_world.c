@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Set-up of the wire fuzzer's engines (see fuzz_world.h).
  */
 #include "fuzz_world.h"

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The world the wire fuzzer runs in: the engine under test ("self") and
  * FUZZ_PEERS fake peer engines in the same process, each connected to self
  * over two UCT tcp rails on lo, with an eager ring of each fake peer's in

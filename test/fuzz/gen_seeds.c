@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Writes the wire fuzzer's seed corpus: one well-formed input per message
  * type (and a few variants), in the format of fuzz_input.h, into the
  * directory given.  Values only known at run time (epochs, keys, addresses,

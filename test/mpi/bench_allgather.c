@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Allgather latency, OSU-style (bench_coll.h): sizes are the whole
  * result (each rank's block is size / ranks bytes), from 512 B up to
  * -m max (default 16 MiB); each size's first call is checked at every rank,

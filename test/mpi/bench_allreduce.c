@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Allreduce latency, OSU-style (bench_coll.h): MPI_SUM of doubles, 8 B
  * up to -m max (default 16 MiB); each size's first call is checked against
  * the exact sum (integer values: any order is exact) at every rank that

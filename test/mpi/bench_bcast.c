@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Bcast latency, OSU-style (bench_coll.h): sizes 1 B up to -m max
  * (default 16 MiB), from rank 0, each size's first broadcast checked byte
  * for byte at every rank.

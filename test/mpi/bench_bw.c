@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Uni-directional bandwidth from rank 0 to rank 1: per iteration rank 0
  * posts a window of -W (default 64) Isends, rank 1 as many Irecvs into
  * distinct buffers, then rank 1 sends a small ack back.  Sizes 1 B to

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The loop shared by loom's collective benchmarks (bench_coll.h).
  */
 #include "bench_coll.h"

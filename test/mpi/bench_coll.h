@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The loop of loom's OSU-style collective benchmarks (bench_bcast,
  * bench_allreduce, bench_allgather): for sizes from -s min (or the
  * smallest) up to -m max, doubling, the time of one call averaged over -i

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager ring memory at scale: registered eager bytes per connected peer
  * (from loom's MPI_T pvars, both directions of every connection) after
  *   1. connecting only,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Ping-pong latency between rank 0 and rank 1: half the round-trip time
  * for sizes 0, 1, 2, 4, ... up to -m max (default 4 MiB).  Each size
  * first does one verified round trip, then -w warm-up and -i timed

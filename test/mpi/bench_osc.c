@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * One-sided latency and bandwidth from rank 0 to rank 1, through whatever
  * osc component Open MPI picks (osc rdma over loom by default; compare with
  * -x OMPI_MCA_osc=pt2pt, or pml ucx for osc ucx), under a passive-target

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Overlap of communication with computation, rank 0 sending to rank 1, for
  * sizes 64 KiB up to -m max (default 4 MiB).  For each size: the transfer
  * alone (post, then wait) takes t; then one side posts, computes for t

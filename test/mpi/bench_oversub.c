@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * For oversubscribed nodes (more ranks than cores): the time of -i
  * MPI_Alltoall of 1 KiB per peer among all ranks (default 200), then of -i
  * 8-byte ping-pongs between ranks 0 and 1 while every other rank waits in

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Threads each on a communicator of its own (loom_test_threads.h).
  */
 #include "loom_test_threads.h"

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Collectives from several threads at once (MPI_THREAD_MULTIPLE), each on a
  * communicator of its own.
  */

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Shared helpers for the loom BTL MPI test programs and benchmarks.
  *
  * Conventions:

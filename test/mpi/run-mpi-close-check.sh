@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 #
 # Finalize on several rails is quiet: MPI programs on two tcp rails on lo
 # (btl_loom_rails_repeat lets lo carry both), messages round robin, must

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The MPI tests again with rails connected endpoint to endpoint: the path
 # connect-to-ep transports (rc_verbs) always take, exercised here on tcp.
 # test_large and test_allreduce run once, in run-mpi-tests.sh: the

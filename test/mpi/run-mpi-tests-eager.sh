@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The MPI tests with eager RDMA rings on tcp (where they are off by default):
 # once growing after two messages, once changing phase after every message;
 # then the ring memory benchmark with its goals asserted, on 8 and 32 ranks

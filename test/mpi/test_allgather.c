@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Allgather, every byte checked: rank r's block is the pattern of
  * (seed, r), and every rank's result must hold every rank's block in rank
  * order, with the bytes after the result untouched.  Blocks of 0 B to

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Allreduce and MPI_Reduce, every byte checked against MPI's own
  * operations: each rank makes every rank's contribution and reduces them
  * with MPI_Reduce_local in rank order, and the result must equal it byte

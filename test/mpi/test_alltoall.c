@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Collectives over all ranks (meant for -np 4, runs with any -np >= 2):
  * MPI_Alltoall with 1 B .. 4 MiB per peer, MPI_Alltoallv with a different
  * size per (sender, receiver) and gaps between the receive blocks, then

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Wildcard receives: every rank but 0 sends NMSG messages of sizes 0 B to
  * 1 MiB to rank 0, which receives them with MPI_ANY_SOURCE/MPI_ANY_TAG and
  * checks source, tag, count, content (pattern of sender and tag) and that

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_Bcast, every byte checked: sizes 0 B to 16 MiB, every root, bytes and
  * a contiguous derived type (coll loom's pushes) and a vector type (which
  * coll loom leaves to the next component), on MPI_COMM_WORLD, a duplicate,

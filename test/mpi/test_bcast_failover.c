@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A stream of broadcasts for -t seconds, every byte verified at every rank,
  * while a script takes a rail down underneath (test/failover-check.sh, with
  * coll loom selected: each broadcast is pushes, served striped over the

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A peer that computes is not a dead network.  Rank 0 starts large
  * transfers both ways with rank 1 (MPI_Isend and MPI_Irecv of 8 MiB, then
  * the same once more so that rank 1 is mid-transfer), then computes for

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Collectives and communicators beyond test_alltoall, all of them built by
  * Open MPI's coll components on point-to-point messages through loom:
  * Reduce to every root, Reduce_scatter_block, Scan and Exscan, Gatherv,

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Non-contiguous datatypes between rank pairs (0<->1, 2<->3, ...):
  * MPI_Type_vector (incl. > 1 MiB of payload), MPI_Type_indexed, a struct
  * with gaps and a resized type.  Each type is sent non-contiguous ->

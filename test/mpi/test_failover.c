@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A stream of large messages from rank 0 to rank 1, every byte verified at
  * rank 1, for -t seconds, while a script takes a rail down underneath.
  * Rank 1 prints, every 100 ms, the bytes each rail has brought in so far

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A rank that waits sleeps; a rank that works between MPI calls does not.
  * Run with btl_loom_block_when_idle 1 (the default only on oversubscribed
  * nodes).  Counted with the pvar btl_loom_idle_blocks:

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A message larger than 2 GiB (more bytes than an int counts, and more
  * than a 31-bit length field holds), sent with a derived datatype from rank
  * 0 to rank 1: every byte verified.  One way only: the way back took as

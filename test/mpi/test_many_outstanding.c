@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Many outstanding requests between rank pairs (0<->1, 2<->3, ...):
  *  1. 256 Isend and 256 Irecv each way at once, mixed sizes (small,
  *     4 KiB, 64 KiB, 1 MiB), a distinct tag each, one Waitall;

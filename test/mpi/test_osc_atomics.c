@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI one-sided atomics and synchronization through whatever osc component
  * Open MPI picks: osc rdma with btl_loom_atomics on, which runs them as loom's BTL atomics
  * (run-mpi-tests.sh checks it did), or osc pt2pt, which emulates them with

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Loops of every one-sided operation, as IMB-RMA runs them: each rank
  * locks its right neighbour's window once, then issues one operation after
  * another, LOOPS times, with a flush after every call and again without

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The point-to-point calls other than plain Send/Recv, each with sizes that
  * go eager, by send-in-place and by RDMA rendezvous through loom: persistent
  * requests (Send_init/Recv_init, Startall, restarted), buffered sends

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Proves that loom carried the bytes: rank 0 sends 10 x 1 MiB and
  * 1000 x 8 B to rank 1, and the deltas of loom's MPI_T counters
  * btl_loom_bytes_sent and btl_loom_bytes_received, summed over all ranks,

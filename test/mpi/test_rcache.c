@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * loom's registration cache under ob1 (issue 12): rank 0 sends to rank 1
  * (other ranks wait) messages large enough for the RDMA rendezvous, where
  * ob1 registers both buffers for every message.

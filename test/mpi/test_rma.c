@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * One-sided communication through whatever osc component Open MPI picks on
  * top of ob1 and loom: MPI_Put and MPI_Get between neighbours under fences,
  * MPI_Accumulate from every rank into rank 0 under a passive-target lock,

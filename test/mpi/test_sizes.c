@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Ping-pong of every interesting message size between rank pairs
  * (0<->1, 2<->3, ...): 0 B and p-1, p, p+1 for every power of two p from
  * 1 B to 16 MiB.  Each size is moved with blocking Send/Recv in both

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Soak test: for -t seconds every pair of ranks exchanges messages in both
  * directions at once, -w in flight per direction, every byte verified,
  * while a script may take rails down and up underneath.

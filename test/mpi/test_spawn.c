@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Dynamic processes: loom meets peers that did not exist at MPI_Init.  The
  * job spawns NCHILD copies of this program twice in a row; each time,
  * parent rank r and child rank r exchange messages of every protocol size

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Striping across rails: ranks 0 and 1 exchange large messages both ways at
  * once, several in flight (sizes on and off chunk boundaries), every byte
  * verified.  Then every rail must have carried chunks (loom's

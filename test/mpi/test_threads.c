@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * MPI_THREAD_MULTIPLE: NTHREADS threads in every rank call MPI at once.
  * Each thread exchanges messages of every protocol size with the same
  * thread of the paired rank, on tags of its own, and runs reductions on a

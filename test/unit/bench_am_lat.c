@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * One-way latency of the engine's own messages: a ping-pong of loom_am_send
  * between the two processes of the unit harness, each progressing its engine
  * in a tight loop, as an MPI rank waiting in MPI_Recv does.  It is the

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Bandwidth of checked writes against raw UCT puts on tcp:lo, in the same
  * two processes and on the same connection, in alternating batches so that
  * the load of other processes on the host hits both alike.  Each batch puts

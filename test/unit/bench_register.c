@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * What a fresh key for a buffer already in the registration cache costs:
  * loom_mem_register_cached, loom_key_pack and loom_mem_deregister of one
  * range, over and over (coll loom does this once per call and rank,

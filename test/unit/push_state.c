@@ -1,3 +1,6 @@
+/*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ */
 /* What the push tests share (push_state.h). */
 #include "push_state.h"
 #include "loom/wire.h"

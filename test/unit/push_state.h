@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * What the push tests share (test_push.c, test_push_multi.c): four ranks
  * (A asks, B owns, C and D receive), each with a 16 MiB buffer registered
  * for all access whose key every rank holds, buffers B cannot have read

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Run every built unit test binary (test_*) found in a directory, each under
 # `timeout 120`; print PASS/FAIL/SKIP per test and a summary line.
 # Exit status: 0 if nothing failed, 1 otherwise.  A test exiting 77 is skipped.

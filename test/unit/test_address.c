@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Address blobs and engine configuration, in one process with two engines
  * on tcp:lo.  Malformed blobs (truncated, extended, wrong magic or version,
  * total_length mismatch, rail_count 0 or > LOOM_MAX_RAILS, name 0, names not

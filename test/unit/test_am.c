@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Active messages: sizes from 0 to loom_engine_am_max(), several tags, split
  * over several iovecs, in order and byte for byte; oversize sends refused;
  * thousands of sends queued with an op each (some must queue), each callback

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Atomics (loom_atomic) between two processes on tcp:lo:
  * - semantics: every op on 4- and 8-byte words, signed min/max with negative
  *   values, compare-and-swap that swaps and one that does not: the value

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A peer that leaves is not a failure (issue 10, item 12), on two tcp rails
  * on lo (rails_repeat), messages round robin over both.
  *

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Checked writes on tcp, a rail whose NIC checks no keys.  The child is the
  * target of the parent's puts:
  *  - a put outside the key's region is refused by loom_put at once; with a

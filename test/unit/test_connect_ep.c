@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * config.force_connect_to_ep: the rail is used in UCT's connect-to-ep model
  * (the one rc_verbs always needs).  tcp can also connect to interfaces, so the
  * endpoint addresses travel in CONNECT messages over an interface endpoint of

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Placing arrived data (copy.c): with streaming stores and without, every
  * source and destination alignment within a cache line and lengths around
  * the store widths and the large sizes checked writes use, the copy equals

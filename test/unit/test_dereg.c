@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Deregistering memory that a push request reads (issue 10, item 4).
  *
  * The child owns two regions, a large one and a small one; the parent gets

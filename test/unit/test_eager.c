@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Eager RDMA rings: growth in phases (several at once), order kept between
  * ring and AM messages, both sides growing at once, messages in flight while
  * a ring is replaced, a growth asked for while a shrink is under way, a peer

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * RDMA get (a push request on tcp): sizes 0 and 1 B .. 16 MiB + 1 at various
  * offsets, both directions, checked byte for byte as soon as the callback ran,
  * with the bytes around the range untouched; then many gets in flight at once

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A peer, or anyone who can reach our port, sends well-formed messages that
  * lie; the parent plays it with the engine's internal senders, the child
  * checks what its upper layer got and what it kept.

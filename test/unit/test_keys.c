@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Remote keys.  The child owns memory, the parent gets from it.
  *  - a get naming a region its owner deregistered completes with
  *    LOOM_ERR_STALE_KEY and writes nothing, also after the owner registered

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Malformed wire messages are refused, counted, and do no harm: the parent
  * sends raw bytes with the engine's internal senders (loom_am_issue with any
  * AM id, loom_ctrl_send as the engine's own control path); after each one it

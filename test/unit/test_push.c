@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Third-party and conditional pushes between four processes: A (rank 0)
  * asks B (rank 1) to push B's memory to C (rank 2), telling any of A, B, C
  * and D (rank 3); pushes that wait at B on a counter, bumped out of order;

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Counters handed out by the engine (loom_counters_open) and refusals at the
  * bounds, as coll loom relies on them: B opens counters, A asks C to push
  * into D with notices to B naming them.

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Multicast pushes (loom_push_multi) between four processes: A (rank 0)
  * asks B (rank 1) to push one range of B's memory to several destinations
  * (C, D, and A itself), each told or not; A pushes its own memory to B, C

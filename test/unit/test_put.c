@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * RDMA put: sizes 0 and 1 B .. 16 MiB + 1 (powers of two and +-1) at various
  * offsets into the peer's registered region, both directions.  The callback
  * must mean "visible at the target": after it, the initiator tells the target

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Quiet progress (loom_engine_progress_quiet, what btl_loom_progress_thread
  * runs while the application computes): the parent only runs quiet
  * progress while the child gets 1 MiB from the parent's memory (a push the

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * The registration cache (issue 12): the child owns memory the parent
  * reads by get; the child registers it through loom_mem_register_cached.
  *

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Rails connected endpoint to endpoint that come back (rejoin_ep.c), between
  * two processes on two tcp rails on lo put in UCT's connect-to-ep model (the
  * one rc_verbs always needs), rail 0 carrying the messages:

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Messages that survive a rail failure, and a rail that comes back, between
  * two processes on two tcp rails: loopback (rail 0, which carries the
  * messages) and one end of a veth pair (rail 1).  Two devices need a

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Tags the upper layer does not take (config.tag_count): the parent sends
  * messages with the largest tag the child takes, with tags past it (the
  * first one past it and 254, the largest an upper layer may use: 255 is

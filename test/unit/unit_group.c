@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A group of test processes connected all to all (see unit_group.h).
  */
 #include "unit_group.h"

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * A group of test processes (3 and more) for what needs a third party:
  * unit_group_main forks size processes; each creates an engine on tcp:lo
  * (unit_harness.h), all connect to all, run the same body with their own

@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Two-process harness for the loom transport unit tests (see unit_harness.h).
  */
 #include "unit_harness.h"

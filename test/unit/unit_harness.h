@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
  * Unit test harness for the loom transport engine.
  *
  * unit_main() forks: the parent and the child each create an engine on the
