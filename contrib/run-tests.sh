@@ -56,7 +56,7 @@ build_suite() {
 # $1 name, $2 build directory: the host's tests
 check_suite() {
     local name=$1 dir=$2
-    echo "=== $name: make check"
+    echo "=== $name: make check-host (every test on this machine)"
     if make -C "$dir" check-host >"$dir/check.out" 2>&1; then
         report "$dir" "$dir/check.out"
         say_skips "$dir"
