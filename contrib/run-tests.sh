@@ -23,7 +23,7 @@ say_skips() {
 
 # The soft-RoCE guest's own summary: what ran over rc_verbs, on which rails.
 say_rxe() {
-    local log=$1/test/rxe-check.sh.log
+    local log=$1/test/rxe-check.log
     [ -f "$log" ] || return 0
     grep -E '^(=== loom MPI tests over|Summary:|SKIP:|PASS bench_eager_memory|PASS rxe failover|FAIL|\(took)' "$log" | sed 's/^/    rxe guest: /'
 }
