@@ -120,6 +120,15 @@ for p in bcasts reduces allreduces allgathers fallbacks failures; do
     grep -q "^mca:coll:loom:pvar:coll_loom_$p:class:counter" <<<"$coll_params"
     check "ompi_info lists the pvar coll_loom_$p" $?
 done
+# the committed reference of parameters and pvars is the code's (not in the
+# ASan build, whose programs need its runtime preloaded)
+if [ -z "${LOOM_ASAN_PRELOAD:-}" ]; then
+    reference=$(mktemp)
+    "$LOOM_SRCDIR/contrib/param-reference.sh" "$(dirname "$stage")" >"$reference" &&
+        diff -u "$LOOM_SRCDIR/docs/user/parameters.md" "$reference"
+    check "docs/user/parameters.md is what the code says (else: contrib/param-reference.sh > docs/user/parameters.md)" $?
+    rm -f "$reference"
+fi
 run_aside() { # the bad parameter's name, its value, and the program (test_bcast)
     local out rc prog=${3:-test_bcast}
     out=$(timeout -k 10 120 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
