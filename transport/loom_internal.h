@@ -355,6 +355,7 @@ typedef struct loom_push_engine {
     unsigned          held;      /* notices held in both lists */
     ucs_list_link_t   landed;    /* pushes that landed whole (push_landed.c) ... */
     loom_hash_t       landed_ids; /* ... by their owner, requester and request */
+    ucs_list_link_t   landed_to_count; /* of those, the ones still to count, in order */
     unsigned          landed_pending; /* of those, still to add to their counter */
     uint64_t          issued;    /* counter ids handed out by loom_counters_open */
     loom_push_stats_t stats;

@@ -36,6 +36,7 @@ enum {
 
 struct loom_landed {
     ucs_list_link_t link;       /* engine->push.landed, oldest first */
+    ucs_list_link_t pending_link; /* engine->push.landed_to_count, while PENDING */
     uint64_t        key;        /* in engine->push.landed_ids */
     uint64_t        owner;
     uint64_t        requester;
@@ -68,8 +69,11 @@ static loom_landed_t *loom_landed_find(loom_engine_t *engine, uint64_t owner,
 static void loom_landed_free(loom_engine_t *engine, loom_landed_t *landed)
 {
     ucs_list_del(&landed->link);
+    if (LOOM_LANDED_PENDING == landed->state) {
+        ucs_list_del(&landed->pending_link);
+        --engine->push.landed_pending;
+    }
     (void)loom_hash_remove(&engine->push.landed_ids, landed->key);
-    engine->push.landed_pending -= (LOOM_LANDED_PENDING == landed->state);
     free(landed);
 }
 
@@ -123,6 +127,7 @@ void loom_landed_record(loom_engine_t *engine, uint64_t owner, uint64_t requeste
         return;
     }
     ucs_list_add_tail(&engine->push.landed, &landed->link);
+    ucs_list_add_tail(&engine->push.landed_to_count, &landed->pending_link);
     ++engine->push.landed_pending;
 }
 
@@ -130,20 +135,17 @@ loom_landed_t *loom_landed_pending(loom_engine_t *engine, uint64_t *counter)
 {
     loom_landed_t *landed;
 
-    if (0 == engine->push.landed_pending) {
+    if (ucs_list_is_empty(&engine->push.landed_to_count)) {
         return NULL;
     }
-    ucs_list_for_each(landed, &engine->push.landed, link) {
-        if (LOOM_LANDED_PENDING == landed->state) {
-            *counter = landed->counter;
-            return landed;
-        }
-    }
-    return NULL;
+    landed   = ucs_list_head(&engine->push.landed_to_count, loom_landed_t, pending_link);
+    *counter = landed->counter;
+    return landed;
 }
 
 void loom_landed_counted(loom_engine_t *engine, loom_landed_t *landed, bool counted)
 {
+    ucs_list_del(&landed->pending_link);
     landed->state = counted ? LOOM_LANDED_COUNTED : LOOM_LANDED_DECLINED;
     --engine->push.landed_pending;
 }
@@ -189,6 +191,7 @@ void loom_landed_peer_gone(loom_engine_t *engine, uint64_t owner)
 void loom_landed_init(loom_engine_t *engine)
 {
     ucs_list_head_init(&engine->push.landed);
+    ucs_list_head_init(&engine->push.landed_to_count);
     loom_hash_init(&engine->push.landed_ids);
 }
 
