@@ -260,7 +260,6 @@ int mca_btl_loom_flush(struct mca_btl_base_module_t *btl,
                        struct mca_btl_base_endpoint_t *endpoint);
 int mca_btl_loom_register_error(struct mca_btl_base_module_t *btl,
                                 mca_btl_base_module_error_cb_fn_t cbfunc);
-loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint);
 
 /* send path */
 void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length);
@@ -354,6 +353,8 @@ int mca_btl_loom_acswap(struct mca_btl_base_module_t *btl,
                         mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                         void *cbdata);
 
+/* endpoints (btl_loom_endpoint.c) */
+loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint);
 int mca_btl_loom_rc_to_opal(int rc);
 
 END_C_DECLS

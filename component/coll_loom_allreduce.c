@@ -25,6 +25,7 @@
  */
 #include "coll_loom_reduce.h"
 
+#include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
@@ -76,7 +77,7 @@ static int mca_coll_loom_allreduce_exchange(mca_coll_loom_reduction_t *red)
     return rc;
 }
 
-int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
+static int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
 {
     mca_coll_loom_call_t *call = &red->call;
     mca_coll_loom_module_t *module = call->module;
@@ -136,5 +137,30 @@ int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
     free(red->msgs);
     free(red->words);
     free(red->reqs);
+    return rc;
+}
+
+int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
+    mca_coll_loom_reduction_t red;
+    int rc = MCA_COLL_LOOM_FALL_BACK;
+
+    if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm,
+                                   mca_coll_loom_component.allreduce_min)) {
+        mca_coll_loom_reduction_init(&red, module, sbuf, rbuf, count, dtype, op, 0,
+                                     MCA_COLL_BASE_TAG_ALLREDUCE, comm);
+        rc = mca_coll_loom_allreduce_sliced(&red);
+        if (MCA_COLL_LOOM_FALL_BACK == rc) {
+            mca_coll_loom_said_fall_back(&red);
+        }
+        rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.allreduces);
+    }
+    if (MCA_COLL_LOOM_FALL_BACK == rc) {
+        rc = module->next_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                    module->next_allreduce_module);
+    }
     return rc;
 }

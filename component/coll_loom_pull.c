@@ -4,7 +4,8 @@
  * The reducer's side of coll loom's half-RDMA (coll_loom_reduce.h): a
  * staging queue of depth segments per other rank, kept full by pushes this
  * rank asks the owners for, each segment reduced into the result as it
- * lands.
+ * lands; and what MPI_Reduce and MPI_Allreduce both decide: whether coll
+ * loom takes a reduction.
  */
 #include "coll_loom_reduce.h"
 
@@ -227,4 +228,46 @@ void mca_coll_loom_pulls_close(mca_coll_loom_reduction_t *red)
     }
     free(red->pulls);
     red->pulls = NULL;
+}
+
+/* MPI's predefined reductions (all commutative); ompi/op/op.h, which
+ * says so of an operation, is not among the headers Open MPI installs. */
+static bool mca_coll_loom_op_predefined(struct ompi_op_t *op)
+{
+    const MPI_Op predefined[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND,
+                                 MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    size_t i;
+
+    for (i = 0; i < sizeof(predefined) / sizeof(predefined[0]); ++i) {
+        if (op == predefined[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What coll loom takes: a predefined operation on a contiguous predefined
+ * type, of at least min bytes (-1: none), on a communicator large enough and
+ * reached through loom everywhere.  Every rank decides alike. */
+bool mca_coll_loom_reduce_takes(mca_coll_loom_module_t *module, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, int min)
+{
+    size_t type_size;
+
+    ompi_datatype_type_size(dtype, &type_size);
+    return count > 0 && min >= 0 && ompi_datatype_is_predefined(dtype) &&
+           mca_coll_loom_op_predefined(op) &&
+           ompi_datatype_is_contiguous_memory_layout(dtype, count) &&
+           type_size * (size_t)count >= (size_t)min &&
+           ompi_comm_size(comm) >= mca_coll_loom_component.reduce_min_procs &&
+           mca_coll_loom_agreed(module, comm);
+}
+
+void mca_coll_loom_said_fall_back(const mca_coll_loom_reduction_t *red)
+{
+    opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a reduction of %zu "
+                        "bytes on %s goes to the next component (a buffer not registered, or "
+                        "no room for the staging queue)", red->call.bytes,
+                        red->call.comm->c_name);
 }

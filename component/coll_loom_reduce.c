@@ -16,7 +16,8 @@
  * MPI_Allreduce has every rank reduce a slice (coll_loom_allreduce.c).
  * Predefined operations on contiguous predefined types only; the rest
  * (user operations, and with them derived types, small reductions, small
- * communicators) goes to the next component, decided alike at every rank.
+ * communicators) goes to the next component, decided alike at every rank
+ * (mca_coll_loom_reduce_takes, coll_loom_pull.c).
  */
 #include "coll_loom_reduce.h"
 
@@ -63,48 +64,6 @@ static int mca_coll_loom_reduce_root(mca_coll_loom_reduction_t *red)
     return (OMPI_SUCCESS != rc) ? rc : (MCA_COLL_LOOM_ENDED == word) ? OMPI_ERROR : word;
 }
 
-/* MPI's predefined reductions (all commutative); ompi/op/op.h, which
- * says so of an operation, is not among the headers Open MPI installs. */
-static bool mca_coll_loom_op_predefined(struct ompi_op_t *op)
-{
-    const MPI_Op predefined[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND,
-                                 MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
-    size_t i;
-
-    for (i = 0; i < sizeof(predefined) / sizeof(predefined[0]); ++i) {
-        if (op == predefined[i]) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* What coll loom takes: a predefined operation on a contiguous predefined
- * type, of at least min bytes (-1: none), on a communicator large enough and
- * reached through loom everywhere.  Every rank decides alike. */
-static bool mca_coll_loom_reduce_takes(mca_coll_loom_module_t *module, int count,
-                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm, int min)
-{
-    size_t type_size;
-
-    ompi_datatype_type_size(dtype, &type_size);
-    return count > 0 && min >= 0 && ompi_datatype_is_predefined(dtype) &&
-           mca_coll_loom_op_predefined(op) &&
-           ompi_datatype_is_contiguous_memory_layout(dtype, count) &&
-           type_size * (size_t)count >= (size_t)min &&
-           ompi_comm_size(comm) >= mca_coll_loom_component.reduce_min_procs &&
-           mca_coll_loom_agreed(module, comm);
-}
-
-static void mca_coll_loom_said_fall_back(const mca_coll_loom_reduction_t *red)
-{
-    opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a reduction of %zu "
-                        "bytes on %s goes to the next component (a buffer not registered, or "
-                        "no room for the staging queue)", red->call.bytes,
-                        red->call.comm->c_name);
-}
-
 int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *base)
@@ -141,31 +100,6 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         rc = module->next_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                  module->next_reduce_module);
-    }
-    return rc;
-}
-
-int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
-    mca_coll_loom_reduction_t red;
-    int rc = MCA_COLL_LOOM_FALL_BACK;
-
-    if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm,
-                                   mca_coll_loom_component.allreduce_min)) {
-        mca_coll_loom_reduction_init(&red, module, sbuf, rbuf, count, dtype, op, 0,
-                                     MCA_COLL_BASE_TAG_ALLREDUCE, comm);
-        rc = mca_coll_loom_allreduce_sliced(&red);
-        if (MCA_COLL_LOOM_FALL_BACK == rc) {
-            mca_coll_loom_said_fall_back(&red);
-        }
-        rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.allreduces);
-    }
-    if (MCA_COLL_LOOM_FALL_BACK == rc) {
-        rc = module->next_allreduce(sbuf, rbuf, count, dtype, op, comm,
-                                    module->next_allreduce_module);
     }
     return rc;
 }

@@ -74,6 +74,12 @@ int mca_coll_loom_pulls_open(mca_coll_loom_reduction_t *red);
 void mca_coll_loom_pulls_run(mca_coll_loom_reduction_t *red);
 void mca_coll_loom_pulls_close(mca_coll_loom_reduction_t *red);
 
-int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red);
+/* Whether coll loom takes a reduction of at least min bytes (-1: none),
+ * the same answer at every rank. */
+bool mca_coll_loom_reduce_takes(mca_coll_loom_module_t *module, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, int min);
+/* Says (verbose 10) that a reduction goes to the next component. */
+void mca_coll_loom_said_fall_back(const mca_coll_loom_reduction_t *red);
 
 #endif
