@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
  *
  * The registration cache's MCA parameters and performance variables
- * (the cache itself is the engine's: transport/region_cache.c).
+ * (the cache itself is the engine's: transport/memory/region_cache.c).
  */
 #include "btl_loom.h"
 

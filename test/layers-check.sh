@@ -1,13 +1,15 @@
 #!/bin/bash
 # Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
-# The engine's layering (transport/layers.map), checked on the objects the
-# build made: every call between transport files goes to a file of the same
-# layer or a lower one, and the files' calls have no loop.  A new file must
-# be given a layer.  Run by `make check`.
+# The engine's layering, checked on the objects the build made: one folder
+# of transport/ per layer (transport/layers.map gives each folder its layer
+# and lists every file), and a file's layer is its folder's.  Every call
+# between transport files goes to a file of the same layer or a lower one,
+# and the files' calls have no loop.  A new file must be listed, in a
+# folder that has a layer.  Run by `make check`.
 set -u
 srcdir=${LOOM_SRCDIR:?run through make check}
 stage=${LOOM_COMPONENT_STAGE:?run through make check}
-objdir=$(dirname "$stage")/transport/.libs
+objroot=$(dirname "$stage")/transport
 map=$srcdir/transport/layers.map
 fail=0
 tmp=$(mktemp -d)
@@ -15,21 +17,38 @@ trap 'rm -rf "$tmp"' EXIT
 
 bad() { echo "FAILED: $*"; fail=1; }
 
-grep -v '^#' "$map" | awk 'NF >= 2 {print $1, $2}' > "$tmp/layers"
+# folder layer; folder/file
+grep -v '^#' "$map" | awk 'NF >= 2 && $1 !~ /\// && $2 ~ /^[0-9]+$/ {print $1, $2}' \
+    > "$tmp/folders"
+grep -v '^#' "$map" | awk '$1 ~ /\// {print $1}' > "$tmp/listed"
 for src in "$srcdir"/transport/*.c; do
-    name=$(basename "$src" .c)
-    grep -q "^$name " "$tmp/layers" || bad "transport/$name.c has no layer in transport/layers.map"
-    obj=$objdir/libloom_transport_la-$name.o
-    if [ ! -f "$obj" ]; then
-        bad "no object for transport/$name.c in $objdir (build first)"
-        continue
-    fi
-    nm "$obj" | awk -v f="$name" '$2 ~ /^[TDBR]$/ {print $3, f}' >> "$tmp/defs"
-    nm "$obj" | awk -v f="$name" '$1 == "U" {print $2, f}' >> "$tmp/uses"
+    [ -e "$src" ] && bad "transport/$(basename "$src") is in no layer's folder"
 done
-while read -r name _; do
-    [ -f "$srcdir/transport/$name.c" ] || bad "transport/layers.map names $name, no such file"
-done < "$tmp/layers"
+for dir in "$srcdir"/transport/*/; do
+    folder=$(basename "$dir")
+    grep -q "^$folder " "$tmp/folders" || bad "transport/$folder/ has no layer in transport/layers.map"
+done
+while read -r folder layer; do
+    [ -d "$srcdir/transport/$folder" ] || bad "transport/layers.map names folder $folder, no such folder"
+    for src in "$srcdir/transport/$folder"/*.c; do
+        [ -e "$src" ] || continue
+        name=$(basename "$src" .c)
+        grep -qx "$folder/$name" "$tmp/listed" ||
+            bad "transport/$folder/$name.c is not listed in transport/layers.map"
+        obj=$objroot/$folder/.libs/libloom_transport_la-$name.o
+        if [ ! -f "$obj" ]; then
+            bad "no object for transport/$folder/$name.c in $objroot/$folder/.libs (build first)"
+            continue
+        fi
+        echo "$folder/$name $layer" >> "$tmp/layers"
+        nm "$obj" | awk -v f="$folder/$name" '$2 ~ /^[TDBR]$/ {print $3, f}' >> "$tmp/defs"
+        nm "$obj" | awk -v f="$folder/$name" '$1 == "U" {print $2, f}' >> "$tmp/uses"
+    done
+done < "$tmp/folders"
+while read -r file; do
+    [ -f "$srcdir/transport/$file.c" ] || bad "transport/layers.map lists $file, no such file"
+done < "$tmp/listed"
+touch "$tmp/layers" "$tmp/defs" "$tmp/uses"
 
 # caller callee symbol, one line per call across files
 awk 'NR == FNR {owner[$1] = $2; next}
@@ -44,6 +63,7 @@ if ! awk '{print $1, $2}' "$tmp/calls" | sort -u | tsort > /dev/null 2> "$tmp/lo
     bad "transport files call each other round a loop:"
     sed 's/^/    /' "$tmp/loop"
 fi
-echo "$(wc -l < "$tmp/calls") calls between $(wc -l < "$tmp/layers") transport files checked"
+echo "$(wc -l < "$tmp/calls") calls between $(wc -l < "$tmp/layers") transport files" \
+     "in $(wc -l < "$tmp/folders") layer folders checked"
 [ $fail -eq 0 ] && echo "ok: the engine's layers hold"
 exit $fail

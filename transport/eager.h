@@ -21,7 +21,7 @@
 #define LOOM_EAGER_H
 
 #include "loom/transport.h"
-#include "loom/wire.h"
+#include "base/wire.h"
 #include "chan.h"
 
 #include <ucs/datastruct/list.h>
@@ -155,64 +155,5 @@ typedef struct loom_eager_engine {
     uint64_t           evict_except;    /* shrink another than this peer's */
     bool               evict_except_tx; /* ring of this direction */
 } loom_eager_engine_t;
-
-/* eager.c: policy, set-up, progress */
-int    loom_eager_init(struct loom_engine *engine);
-void   loom_eager_fini(struct loom_engine *engine);
-void   loom_eager_peer_init(struct loom_peer *peer);
-void   loom_eager_peer_fini(struct loom_peer *peer);
-void   loom_eager_rail_failed(struct loom_peer *peer, int rail);
-void   loom_eager_rail_back(struct loom_peer *peer);
-int    loom_eager_progress(struct loom_engine *engine);
-bool   loom_eager_writes_unannounced(const struct loom_engine *engine);
-void   loom_eager_rx_quiet(struct loom_engine *engine);
-
-/* eager_ring.c: ring memory, budget and credits of both directions */
-void   loom_eager_activate(struct loom_peer *peer);
-bool   loom_eager_rail_capable(struct loom_engine *engine, const struct loom_rail *r);
-bool   loom_eager_rail_ok(const struct loom_engine *engine, int rail);
-unsigned loom_eager_phase_for(const struct loom_engine *engine, size_t length);
-int    loom_eager_mem_alloc(struct loom_engine *engine, loom_eager_mem_t *mem,
-                            uint32_t slot_size, uint32_t slot_count,
-                            unsigned access);
-void   loom_eager_mem_free(struct loom_engine *engine, loom_eager_mem_t *mem);
-void   loom_eager_count_peer(struct loom_peer *peer);
-bool   loom_eager_budget_room(struct loom_peer *peer, bool tx, size_t add, size_t remove);
-uint16_t loom_eager_rx_credits_take(struct loom_peer *peer);
-void   loom_eager_rx_credits_untake(struct loom_peer *peer, uint16_t wire_credits);
-void   loom_eager_tx_credits(struct loom_peer *peer, uint16_t credits);
-static inline uint32_t loom_eager_flag(uint32_t seq)
-{
-    return seq % 0xfffffffeu + 1u; /* never 0: a zeroed slot holds no flag */
-}
-
-/* eager_box.c: the registered control area */
-loom_eager_box_t *loom_eager_box_get(struct loom_engine *engine);
-void   loom_eager_box_put(struct loom_engine *engine, loom_eager_box_t *box);
-uct_mem_h loom_eager_box_memh(const loom_eager_box_t *box, int rail);
-int    loom_eager_box_key(const loom_eager_box_t *box, void *buf, size_t size);
-void   loom_eager_boxes_free(struct loom_engine *engine);
-
-/* eager_tx.c: the sending side */
-int    loom_eager_send(struct loom_peer *peer, loom_chan_out_t *out);
-void   loom_eager_req_stamp(struct loom_peer *peer, void *msg);
-int    loom_eager_tx_request(struct loom_peer *peer, unsigned phase);
-int    loom_eager_tx_request_slots(struct loom_peer *peer, unsigned phase, uint32_t slots);
-uint32_t loom_eager_start_slots(const struct loom_engine *engine, unsigned phase);
-void   loom_eager_tx_poll(struct loom_peer *peer, uint64_t now);
-void   loom_eager_tx_drop(struct loom_peer *peer);
-void   loom_eager_tx_rail_closed(struct loom_peer *peer, int rail);
-void   loom_eager_tx_forget_lost(struct loom_peer *peer);
-ucs_status_t loom_eager_note_recv(void *arg, void *data, size_t length, unsigned flags);
-
-/* eager_rx.c: the receiving side */
-ucs_status_t loom_eager_req_recv(void *arg, void *data, size_t length, unsigned flags);
-void   loom_eager_rx_poll(struct loom_peer *peer);
-int    loom_eager_rx_next(struct loom_peer *peer, loom_chan_in_t *in);
-void   loom_eager_rx_done(struct loom_peer *peer, loom_chan_in_t *in);
-void   loom_eager_rx_drop(struct loom_peer *peer);
-void   loom_eager_rx_hint(struct loom_peer *peer, unsigned phase);
-bool   loom_eager_rx_quiet_peer(struct loom_peer *peer);
-void   loom_eager_note_stamp(struct loom_peer *peer, void *msg);
 
 #endif

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "fuzz_input.h"
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #define FUZZ_REGION_BYTES 65536u
 /* Counters of self's that inputs add to and pushes wait on (FUZZ_FIX_SEQ). */

@@ -9,7 +9,7 @@
  * Usage: gen_seeds DIR   (the committed corpus is test/fuzz/corpus/seeds)
  */
 #include "fuzz_input.h"
-#include "loom/wire.h"
+#include "base/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

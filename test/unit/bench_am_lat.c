@@ -24,7 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "unit_harness.h"
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #include <sched.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * Not a test: run by hand, build/test/unit/bench_checked [rounds].
  */
 #include "unit_harness.h"
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  */
 /* What the push tests share (push_state.h). */
 #include "push_state.h"
-#include "loom/wire.h"
+#include "base/wire.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  * address could name a host that is not this one.
  */
 #include "unit_harness.h"
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * after, the receiver gets a whole, ordered prefix.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the engine's UCT worker, for queued_send_behind() */
+#include "engine/loom_engine.h" /* the engine's UCT worker, for queued_send_behind() */
 
 #include <stdlib.h>
 #include <string.h>

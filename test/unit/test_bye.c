@@ -13,7 +13,7 @@
  * complete.  The child, which leaves, logs no error either.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the peer's closing state */
+#include "engine/loom_engine.h" /* the peer's closing state */
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,7 @@
  *    notice adds nothing, and a copy that comes after it neither.
  */
 #include "unit_harness.h"
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #include <stddef.h>
 #include <stdlib.h>

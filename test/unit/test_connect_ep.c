@@ -11,7 +11,7 @@
  * and the rail comes up.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* a crafted CONNECT and the rail state */
+#include "engine/loom_engine.h" /* a crafted CONNECT and the rail state */
 
 #include <stdlib.h>
 #include <string.h>

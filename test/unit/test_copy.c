@@ -9,7 +9,7 @@
  * a write to where one started within the reuse distance before is, one to
  * a new place or after more than that is not.
  */
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  *   and the parent gets the original bytes, not the ones written after.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the rail queue the serve waits in */
+#include "engine/loom_engine.h" /* the rail queue the serve waits in */
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  * TCP put only lands while its target progresses).
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* crafted control messages for the refusal cases */
+#include "engine/loom_engine.h" /* crafted control messages for the refusal cases */
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  * endpoint flush did, a zero-length put of UCT's own).
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the push window, for its bound */
+#include "engine/loom_engine.h" /* the push window, for its bound */
 
 #include <stdlib.h>
 #include <string.h>

@@ -34,7 +34,7 @@
  *   became 22.6 us).
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the engine's senders and the state the checks look at */
+#include "engine/loom_engine.h" /* the engine's senders and the state the checks look at */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loom/wire.h"
+#include "base/wire.h"
 
 #define REG_LEN   65536
 #define DST_LEN   (4 * REG_LEN)

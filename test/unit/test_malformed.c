@@ -11,7 +11,7 @@
  * work both ways.
  */
 #include "unit_harness.h"
-#include "loom_internal.h"
+#include "engine/loom_engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * pushes over two rails, where the large ones go striped; and pushes to
  * three destinations of which one dies on the way.
  */
-#include "loom/wire.h"
+#include "base/wire.h"
 #include "push_state.h"
 
 #include <stddef.h>

@@ -17,8 +17,8 @@
  * that lands is checked at its destination, and so is every byte that
  * must not.  The same over two rails, where the large ones go striped.
  */
-#include "loom/wire.h"
-#include "loom_internal.h" /* a goodbye sent by hand, whether the peer said it */
+#include "base/wire.h"
+#include "engine/loom_engine.h" /* a goodbye sent by hand, whether the peer said it */
 #include "push_state.h"
 
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * fully, every message arrives, in order, byte for byte.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the bytes quiet progress keeps */
+#include "engine/loom_engine.h" /* the bytes quiet progress keeps */
 
 #include <poll.h>
 #include <stdlib.h>

@@ -21,7 +21,7 @@
  *   meanwhile), then the child leaves; nothing hangs or leaks.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the rail state the checks look at */
+#include "engine/loom_engine.h" /* the rail state the checks look at */
 
 #include <stdio.h>
 #include <stdlib.h>

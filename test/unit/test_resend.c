@@ -29,7 +29,7 @@
  *   child gets every one, in order, byte for byte, once it progresses.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the log and rail state the checks look at */
+#include "engine/loom_engine.h" /* the log and rail state the checks look at */
 
 #include <stdio.h>
 #include <stdlib.h>

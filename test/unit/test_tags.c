@@ -10,7 +10,7 @@
  * ring.
  */
 #include "unit_harness.h"
-#include "loom_internal.h" /* the peer's eager state */
+#include "engine/loom_engine.h" /* the peer's eager state */
 
 #include <string.h>
 
