@@ -20,7 +20,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
 
-#include "btl_loom_coll_api.h"
+#include "common/btl_loom_coll_api.h"
 
 typedef struct mca_coll_loom_component_t {
     mca_coll_base_component_2_0_0_t super;

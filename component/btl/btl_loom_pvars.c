@@ -6,7 +6,7 @@
  */
 #include "btl_loom.h"
 
-#include "loom_pvar.h"
+#include "common/loom_pvar.h"
 
 #include <stdio.h>
 

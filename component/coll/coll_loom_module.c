@@ -9,7 +9,7 @@
  */
 #include "coll_loom.h"
 
-#include "btl_loom.h"
+#include "btl/btl_loom.h"
 
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/base.h"

@@ -17,7 +17,7 @@
 #include "opal/util/proc.h"
 
 #include "loom/transport.h"
-#include "btl_loom_coll_api.h"
+#include "common/btl_loom_coll_api.h"
 
 BEGIN_C_DECLS
 

@@ -4,7 +4,7 @@
  * The BTL's side of what coll loom uses (btl_loom_coll_api.h): thin, locked
  * calls into the engine of the one loom module.
  */
-#include "btl_loom.h"
+#include "btl/btl_loom.h"
 
 static loom_engine_t *mca_btl_loom_coll_engine(void)
 {

@@ -7,7 +7,7 @@
  */
 #include "coll_loom.h"
 
-#include "loom_pvar.h"
+#include "common/loom_pvar.h"
 #include "opal/sys/atomic.h"
 
 mca_coll_loom_stats_t mca_coll_loom_stats;
