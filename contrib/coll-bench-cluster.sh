@@ -9,13 +9,13 @@
 #
 # usage: contrib/coll-bench-cluster.sh [--bindir DIR] [--out DIR] [--mbit M]
 #                                      [--max BYTES]
-#   defaults: --bindir build/test/mpi --out coll-results --mbit 200
+#   defaults: --bindir build/bench/mpi --out coll-results --mbit 200
 #             --max 4194304
 # loom's components are found through OMPI_MCA_mca_base_component_path, as
 # for every other run out of the build tree.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
-bindir=$src/build/test/mpi
+bindir=$src/build/bench/mpi
 out=./coll-results
 mbit=200
 max=4194304

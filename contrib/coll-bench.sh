@@ -20,13 +20,13 @@
 #            [--mbit M] [--rounds R] [--min BYTES] [--max BYTES] [--iters I]
 #            [--only "bench_bcast ..."] [--barrier 0|1] [--bindir DIR] [--out DIR]
 # defaults: cluster, 4 nodes, 8 ranks, unshaped, 3 rounds, 64 KiB to 4 MiB,
-# the benchmark's own iterations; build/test/mpi; ./coll-results.  loom's
+# the benchmark's own iterations; build/bench/mpi; ./coll-results.  loom's
 # components are found through OMPI_MCA_mca_base_component_path (the
 # build's stage when unset).  The commands run are kept in the output
 # folder (commands.txt), the raw outputs beside them.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
-bindir=$src/build/test/mpi
+bindir=$src/build/bench/mpi
 out=./coll-results
 where=cluster
 nodes=4

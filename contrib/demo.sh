@@ -12,4 +12,4 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 make -C "$src/build" install >/dev/null
 echo "demo: installed; ompi_info sees:"
 ompi_info | grep 'MCA btl: loom' || { echo "demo: ompi_info does not list loom" >&2; exit 1; }
-exec "$src/contrib/loom-bench.sh" --bindir "$src/build/test/mpi" --layers "$@"
+exec "$src/contrib/loom-bench.sh" --bindir "$src/build/bench/mpi" --layers "$@"

@@ -32,7 +32,7 @@
 #
 # usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
 #   --bindir DIR  directory holding bench_latency and bench_bw
-#                 (default: test/mpi of this repository)
+#                 (default: build/bench/mpi of this repository)
 #   --out DIR     where raw outputs, commands and tables go
 #                 (default: ./bench-results)
 #   --max SIZE    largest message size, passed as -m (default: the
@@ -58,7 +58,7 @@
 set -u
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bindir="$script_dir/../test/mpi"
+bindir="$script_dir/../build/bench/mpi"
 outdir="./bench-results"
 bench_args=()
 rails=tcp:lo
@@ -72,7 +72,7 @@ usage() {
     cat <<EOF
 usage: loom-bench.sh [--bindir DIR] [--out DIR] [--max SIZE]
   --bindir DIR  directory holding bench_latency and bench_bw
-                (default: test/mpi of this repository)
+                (default: build/bench/mpi of this repository)
   --out DIR     where raw outputs, commands and tables go
                 (default: ./bench-results)
   --max SIZE    largest message size, passed as -m (default: 4 MiB)

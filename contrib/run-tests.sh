@@ -95,7 +95,7 @@ fi
 # the MPICH test suite is fetched and built for test/mpich-check.sh (which
 # waits for this, or does it itself, and skips, saying why, where it cannot).
 nice -n 10 make -C "$src/build" -s fuzz >/dev/null 2>&1 &
-nice -n 10 "$src/contrib/mpich-tests.sh" --prepare >"$src/build/mpich-prepare.out" 2>&1 &
+nice -n 10 "$src/test/mpich/mpich-tests.sh" --prepare >"$src/build/mpich-prepare.out" 2>&1 &
 check_suite "loom" "$src/build"
 if [ "$asan" = yes ]; then
     if wait "$asan_build_pid"; then

@@ -8,11 +8,11 @@
 #
 # usage: contrib/stripe-bench.sh [--bindir DIR] [--out DIR] [--equal MBIT]
 #                                [--unequal M0,M1,M2]
-#   defaults: --bindir build/test/mpi --out stripe-results --equal 200
+#   defaults: --bindir build/bench/mpi --out stripe-results --equal 200
 #             --unequal 200,100,50
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
-bindir=$src/build/test/mpi
+bindir=$src/build/bench/mpi
 out=./stripe-results
 equal=200
 unequal=200,100,50

@@ -7,17 +7,19 @@
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 bindir=${LOOM_TEST_BINDIR:?run through make check}
+benchdir=${LOOM_BENCH_BINDIR:?run through make check}
 . "$src/test/vcluster-test-lib.sh"
 vcluster_test_up 2
 fail=0
-# $1: what its output shows when it passed, $2: program and its arguments,
-# then extra mpirun arguments
+# $1: what its output shows when it passed, $2: program (a test, or a
+# benchmark: bench_*) and its arguments, then extra mpirun arguments
 judge() {
-    local pass=$1 prog=$2 out rc cmd
+    local pass=$1 prog=$2 out rc cmd dir=$bindir
     shift 2
     read -ra cmd <<<"$prog"
+    [[ ${cmd[0]} == bench_* ]] && dir=$benchdir
     out=$(vcluster_mpirun 300 --mca btl_loom_rails tcp:rail0,tcp:rail1 "$@" \
-          "$bindir/${cmd[0]}" "${cmd[@]:1}" 2>&1)
+          "$dir/${cmd[0]}" "${cmd[@]:1}" 2>&1)
     rc=$?
     if [ $rc -eq 0 ] && grep -q "$pass" <<<"$out"; then
         echo "PASS $prog (2 nodes, ${VCLUSTER_NP:-2} ranks, rails tcp:rail0,tcp:rail1${*:+, $*})"

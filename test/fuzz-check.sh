@@ -9,6 +9,6 @@
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 seconds=${LOOM_FUZZ_SECONDS:-30}
-"$src/contrib/fuzz.sh" $((seconds - seconds / 3)) "$PWD" || exit $?
+"$src/test/fuzz/fuzz.sh" $((seconds - seconds / 3)) "$PWD" || exit $?
 echo "fuzz: the same with endpoint-to-endpoint rails"
-FUZZ_CONNECT_TO_EP=1 exec "$src/contrib/fuzz.sh" $((seconds / 3)) "$PWD"
+FUZZ_CONNECT_TO_EP=1 exec "$src/test/fuzz/fuzz.sh" $((seconds / 3)) "$PWD"

@@ -13,7 +13,7 @@
 # installs it).
 set -u
 src=${LOOM_SRCDIR:?run through make check}
-. "$src/contrib/mpi-stacks-lib.sh"
+. "$src/test/lib/mpi-stacks-lib.sh"
 example=/usr/share/doc/hpcc/examples/_hpccinf.txt
 if ! command -v hpcc >/dev/null || [ ! -f "$example" ]; then
     echo "SKIP: hpcc is not installed (contrib/install-deps.sh installs it)"

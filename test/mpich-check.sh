@@ -1,7 +1,7 @@
 #!/bin/bash
 # Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # The MPICH test suite (Debian's mpich source, a suite nobody here wrote)
-# through `--mca btl self,loom`: contrib/mpich-tests.sh's ci set, every
+# through `--mca btl self,loom`: test/mpich/mpich-tests.sh's ci set, every
 # entry of the point-to-point, collective, datatype, communicator, group,
 # attribute, topology, info, init, MPI_T, error-handler and one-sided (osc
 # pt2pt) directories at up to 4 ranks.  Fails on any entry that fails,
@@ -19,7 +19,7 @@ if [ "$(id -u)" -ne 0 ] && [ -z "${LOOM_MPICH_DIR:-}" ]; then
 fi
 results=$(mktemp -d "${TMPDIR:-/tmp}/loom-mpich-check.XXXXXX")
 status=0
-"$src/contrib/mpich-tests.sh" --stack loom --results "$results" || status=$?
+"$src/test/mpich/mpich-tests.sh" --stack loom --results "$results" || status=$?
 if [ "$status" -eq 77 ]; then
     exit 77
 fi

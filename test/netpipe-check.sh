@@ -13,7 +13,7 @@
 # NetPIPE (contrib/install-deps.sh installs it).
 set -u
 src=${LOOM_SRCDIR:?run through make check}
-. "$src/contrib/mpi-stacks-lib.sh"
+. "$src/test/lib/mpi-stacks-lib.sh"
 if ! command -v NPopenmpi >/dev/null; then
     echo "SKIP: NetPIPE (NPopenmpi) is not installed (contrib/install-deps.sh installs it)"
     exit 77

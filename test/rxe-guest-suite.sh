@@ -9,6 +9,7 @@
 set -u
 src=${LOOM_SRCDIR:?run through make check-rxe or contrib/rxe-guest-run.sh}
 bindir=${LOOM_TEST_BINDIR:?run through make check-rxe or contrib/rxe-guest-run.sh}
+benchdir=${LOOM_BENCH_BINDIR:?run through make check-rxe or contrib/rxe-guest-run.sh}
 if [ -z "${LOOM_IN_GUEST:-}" ]; then
     echo "rxe-guest-suite: runs inside the guest only (contrib/rxe-guest-run.sh)" >&2
     exit 2
@@ -90,7 +91,7 @@ start=$SECONDS
 if ! timeout -k 10 600 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_include lo \
         --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom \
         --mca btl_loom_rails rc_verbs:rxe0:1 --mca btl_loom_eager_idle_shrink 500 \
-        --mca btl_loom_eager_ack_timeout 10000 -np 4 "$bindir/bench_eager_memory" -c -i 3000; then
+        --mca btl_loom_eager_ack_timeout 10000 -np 4 "$benchdir/bench_eager_memory" -c -i 3000; then
     echo "FAIL: bench_eager_memory over rc_verbs"
     fail=1
 fi
@@ -108,14 +109,14 @@ if [ "${LOOM_RXE_MEASURE:-1}" = 0 ]; then
 fi
 echo "=== eager ring latency over rc_verbs:rxe0:1"
 start=$SECONDS
-measure "eager ring latency" "$src/contrib/eager-latency.sh" --bindir "$bindir" \
+measure "eager ring latency" "$src/contrib/eager-latency.sh" --bindir "$benchdir" \
     --rails rc_verbs:rxe0:1 --rounds 3 --iters 500 --bind none || fail=1
 echo "(took $((SECONDS - start)) s)"
 echo "=== benchmarks: loom over rc_verbs:rxe0:1, pml ucx over rc_v (rc_verbs with ud_verbs for wireup, rxe0:1), btl tcp"
 start=$SECONDS
 measure "loom, btl tcp and pml ucx benchmarks" \
     env LOOM_BENCH_BIND=none LOOM_BENCH_LAYER_ITERS=5000 \
-    "$src/contrib/loom-bench.sh" --bindir "$bindir" --out /tmp/loom-rxe-bench \
+    "$src/contrib/loom-bench.sh" --bindir "$benchdir" --out /tmp/loom-rxe-bench \
     --max "${LOOM_RXE_BENCH_MAX:-262144}" --rounds 1 --rails rc_verbs:rxe0:1 \
     --ucx-tls rc_v,self --ucx-devices rxe0:1 --layers || fail=1
 echo "(took $((SECONDS - start)) s; the guest ran ${SECONDS} s)"

@@ -22,7 +22,7 @@
 # path; skips without the package (contrib/install-deps.sh installs it).
 set -u
 src=${LOOM_SRCDIR:?run through make check}
-. "$src/contrib/mpi-stacks-lib.sh"
+. "$src/test/lib/mpi-stacks-lib.sh"
 suite=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests
 if [ ! -x "$suite/xdlu" ] || [ ! -x "$suite/BLACS/xCbtest" ]; then
     echo "SKIP: ScaLAPACK's tests are not installed (scalapack-mpi-test; contrib/install-deps.sh installs it)"

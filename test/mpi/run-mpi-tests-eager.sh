@@ -28,7 +28,7 @@ if [[ "$passes" == *" cycle "* ]]; then
     echo "=== eager rings changing phase after every message"
     LOOM_MPI_ARGS="$base --mca btl_loom_eager_cycle 1" "$dir/run-mpi-tests.sh" || rc=1
 fi
-bindir=${LOOM_TEST_BINDIR:-$dir}
+benchdir=${LOOM_BENCH_BINDIR:-$dir/../../bench/mpi}
 root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
 # 32 ranks: MPI_Alltoall's aggregated messages must not buy large rings.
@@ -39,7 +39,7 @@ for np in 8 32; do
     echo "=== eager ring memory (bench_eager_memory -c, $np ranks)"
     if ! timeout -k 10 300 mpirun "${root[@]}" --oversubscribe --mca oob_tcp_if_include lo \
             --mca btl_tcp_if_include lo $base --mca btl_loom_eager_idle_shrink 300 -np $np \
-            "$bindir/bench_eager_memory" -c -i 1500; then
+            "$benchdir/bench_eager_memory" -c -i 1500; then
         echo "FAIL bench_eager_memory ($np ranks)"
         rc=1
     fi

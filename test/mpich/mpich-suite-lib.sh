@@ -1,5 +1,5 @@
 # Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
-# Sourced by contrib/mpich-tests.sh (not run; test/mpich-check.sh calls that script):
+# Sourced by test/mpich/mpich-tests.sh (not run; test/mpich-check.sh calls that script):
 # fetching, building and choosing the entries of the MPICH test suite.
 
 # $1 a directory: Debian's mpich source tarball downloaded into it, through

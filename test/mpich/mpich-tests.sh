@@ -4,7 +4,7 @@
 # that nobody here wrote) built against the installed Open MPI and run
 # through loom, or through another stack to compare with.
 #
-# Usage: contrib/mpich-tests.sh [options] [DIR ...]
+# Usage: test/mpich/mpich-tests.sh [options] [DIR ...]
 #   --stack S         loom (default): pml ob1, btl self,loom on tcp:lo, osc
 #                     pt2pt; loom-rdma: the same with loom's atomics, under
 #                     osc rdma; tcp: pml ob1, btl self,tcp, osc pt2pt; ucx:
@@ -36,7 +36,7 @@
 # Exit: 0 when every entry run passed, 1 when one failed, 77 when the suite
 # cannot be fetched or built here.
 set -u
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 stack=loom
 set_name=ci
 max_np=4
@@ -76,8 +76,8 @@ timeout_s=${LOOM_MPICH_TIMEOUT:-180}
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||
     { echo "mpich-tests: LOOM_MPICH_TIMEOUT must be a positive number of seconds, not '$timeout_s'" >&2; exit 2; }
 
-. "$src/contrib/mpi-stacks-lib.sh"
-. "$src/contrib/mpich-suite-lib.sh"
+. "$src/test/lib/mpi-stacks-lib.sh"
+. "$src/test/mpich/mpich-suite-lib.sh"
 
 suite=$(mpich_suite_ready "$workdir" "${dirs[@]}") || exit 77
 [ "$prepare_only" = 1 ] && { echo "mpich-tests: suite ready in $suite"; exit 0; }

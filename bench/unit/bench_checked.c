@@ -8,7 +8,7 @@
  * messages of one size with WINDOW in flight.  "raw" clears the rail's
  * checked flag on both sides, as btl_loom_tcp_trust_network does at start.
  * Prints MB/s per batch and the median ratio checked/raw per size and op.
- * Not a test: run by hand, build/test/unit/bench_checked [rounds].
+ * Not a test: run by hand, build/bench/unit/bench_checked [rounds].
  */
 #include "unit_harness.h"
 #include "engine/loom_engine.h"

@@ -11,12 +11,12 @@
 # rc_verbs (contrib/rxe-guest-run.sh), whose serves are zero-copy puts
 # where tcp's are checked writes, and is counted too.  The docs quote its
 # output.
-# Usage: contrib/fuzz-coverage.sh [RUNS] [BUILD_DIR]
+# Usage: test/fuzz/fuzz-coverage.sh [RUNS] [BUILD_DIR]
 #   RUNS        inputs to run in each way, default 200000 (the corpus first)
 #   BUILD_DIR   default build/ in the checkout (configured already; inside
 #               the checkout for the rxe way: the guest sees only that)
 set -eu
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 runs=${1:-200000}
 build=${2:-$src/build}
 fuzz_cc=${FUZZ_CC:-clang}

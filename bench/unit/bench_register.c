@@ -6,7 +6,7 @@
  * range, over and over (coll loom does this once per call and rank,
  * instead of keeping a key valid from one call to the next).  Prints the
  * median over rounds of the time per cycle, per range size.
- * Not a test: run by hand, build/test/unit/bench_register [rounds].
+ * Not a test: run by hand, build/bench/unit/bench_register [rounds].
  */
 #include "loom/transport.h"
 

@@ -9,12 +9,12 @@
 # missing (contrib/install-deps.sh installs them) or the harness cannot set
 # up on tcp:lo, else the fuzzer's (1 for a finding: libFuzzer's own 77 would
 # read as a skip to make check).
-# Usage: contrib/fuzz.sh [SECONDS] [BUILD_DIR] [libFuzzer options...]
+# Usage: test/fuzz/fuzz.sh [SECONDS] [BUILD_DIR] [libFuzzer options...]
 #   SECONDS     default 60
 #   BUILD_DIR   default build/ in the checkout; configured here if it is not
 #   FUZZ_CORPUS=DIR keeps the learnt corpus in DIR across runs
 set -eu
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 build=${2:-$src/build}
 shift 2 2>/dev/null || shift $#

@@ -1,6 +1,6 @@
 # Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the scripts that run programs nobody here wrote through loom
-# and through Open MPI's own stacks, to compare (contrib/mpich-tests.sh,
+# and through Open MPI's own stacks, to compare (test/mpich/mpich-tests.sh,
 # test/hpcc-check.sh, test/netpipe-check.sh).
 
 # The mpirun arguments that select a stack.  One-sided communication over a
