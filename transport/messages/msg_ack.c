@@ -44,7 +44,8 @@ void loom_msg_reply(loom_peer_t *peer, int rail, uint8_t flag)
     peer->msg.reply_flags |= flag;
 }
 
-/* Ask the peer which connection to us is its own (loom_msg_conn_check). */
+/* Ask the peer which connection to us is its own (a message named another
+ * that starts there, reliable.c). */
 void loom_msg_conn_ask(loom_peer_t *peer, int rail)
 {
     if (!peer->msg.conn_asking &&

@@ -43,7 +43,8 @@ static size_t loom_checked_seg_len(size_t length, size_t seg_max)
 }
 
 /* Send what is left of the write, then wait for the acknowledgement (as a
- * put waits for its flush: a failing rail fails it, loom_rdma_fail_wire_ops). */
+ * put waits for its flush: a failing rail fails it, with the rail's other
+ * operations on the wire). */
 int loom_checked_put_advance(loom_op_t *op)
 {
     loom_engine_t *engine = op->peer->engine;

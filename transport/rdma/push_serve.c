@@ -271,8 +271,8 @@ void loom_push_serve(loom_engine_t *engine, int rail, uint64_t asker, const void
     int rc, dest_rail = 0;
 
     memcpy(&req, data, sizeof(req));
-    /* a peer's request is answered to a peer (loom_push_req_recv refused
-     * one naming this process), ours (rail -1) to ourselves */
+    /* a peer's request is answered to a peer (its receiver refused one
+     * naming this process), ours (rail -1) to ourselves */
     if (rail >= 0 && NULL == loom_peer_lookup(engine, loom_from_le64(req.notify_proc))) {
         ++engine->push.stats.refused;
         ++engine->rails[rail].stats.refused;
