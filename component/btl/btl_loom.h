@@ -92,6 +92,8 @@ OPAL_MODULE_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
 
 typedef struct mca_btl_loom_module_t {
     mca_btl_base_module_t super;
+    const mca_btl_loom_coll_api_t *coll_api; /* for coll loom: second, as in
+                                                mca_btl_loom_coll_view_t */
     loom_engine_t        *engine;
     opal_free_list_t      frags;      /* send fragments of up to
                                          MCA_BTL_LOOM_FRAG_SMALL bytes */
@@ -99,7 +101,6 @@ typedef struct mca_btl_loom_module_t {
     size_t                key_size;   /* bytes of a registration handle's key */
     mca_btl_base_module_error_cb_fn_t error_cb;
     struct mca_btl_base_endpoint_t *endpoints;
-    const mca_btl_loom_coll_api_t *coll_api; /* for coll loom */
 } mca_btl_loom_module_t;
 
 extern mca_btl_loom_module_t mca_btl_loom_module_template;

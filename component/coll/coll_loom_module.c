@@ -9,8 +9,6 @@
  */
 #include "coll_loom.h"
 
-#include "btl/btl_loom.h"
-
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/base.h"
 #include "ompi/proc/proc.h"
@@ -80,7 +78,7 @@ static uint64_t mca_coll_loom_proc_name(ompi_proc_t *proc, const mca_btl_loom_co
 {
     mca_bml_base_endpoint_t *endpoint = mca_bml_base_get_endpoint(proc);
     mca_bml_base_btl_t *bml_btl;
-    const mca_btl_loom_module_t *btl;
+    const mca_btl_loom_coll_view_t *btl;
 
     if (NULL == endpoint) {
         return 0;
@@ -89,7 +87,7 @@ static uint64_t mca_coll_loom_proc_name(ompi_proc_t *proc, const mca_btl_loom_co
     if (NULL == bml_btl) {
         return 0;
     }
-    btl = (const mca_btl_loom_module_t *)bml_btl->btl;
+    btl = (const mca_btl_loom_coll_view_t *)bml_btl->btl;
     if (NULL == btl->coll_api || MCA_BTL_LOOM_COLL_API_VERSION != btl->coll_api->version) {
         return 0;
     }

@@ -6,6 +6,13 @@
  */
 #include "btl/btl_loom.h"
 
+#include <stddef.h>
+
+/* coll loom finds the offer through mca_btl_loom_coll_view_t. */
+_Static_assert(offsetof(mca_btl_loom_module_t, coll_api) ==
+               offsetof(mca_btl_loom_coll_view_t, coll_api),
+               "mca_btl_loom_module_t must start as mca_btl_loom_coll_view_t");
+
 static loom_engine_t *mca_btl_loom_coll_engine(void)
 {
     return mca_btl_loom_component.module->engine;

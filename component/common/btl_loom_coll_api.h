@@ -10,6 +10,8 @@
 #ifndef MCA_BTL_LOOM_COLL_API_H
 #define MCA_BTL_LOOM_COLL_API_H
 
+#include "opal/mca/btl/btl.h"
+
 #include "loom/transport.h"
 
 struct mca_btl_base_endpoint_t;
@@ -42,5 +44,13 @@ typedef struct mca_btl_loom_coll_api {
     void     (*mem_deregister)(loom_region_t *region);
     const char *(*strerror)(int rc);
 } mca_btl_loom_coll_api_t;
+
+/* What coll loom reads of loom's BTL module (mca_btl_loom_module_t starts
+ * with these two, checked where the BTL builds): the base module ob1's BML
+ * holds, then the offer. */
+typedef struct mca_btl_loom_coll_view {
+    mca_btl_base_module_t super;
+    const mca_btl_loom_coll_api_t *coll_api;
+} mca_btl_loom_coll_view_t;
 
 #endif
