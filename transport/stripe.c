@@ -134,7 +134,7 @@ double loom_engine_rail_rate(const loom_engine_t *engine, int rail)
  * acknowledgement, a push's notice, a pipeline's next segment) waits for
  * what is queued: on the virtual cluster's 200 mbit rails four chunks of
  * 128 KiB were 20 ms per rail, and a broadcast's chain took 1.3x as long as
- * with one (README, coll loom).  Fast rails keep stripe_depth.
+ * with one (docs/user/coll-loom.md).  Fast rails keep stripe_depth.
  */
 static unsigned loom_stripe_depth(const loom_engine_t *engine, int rail, size_t chunk)
 {
