@@ -13,8 +13,8 @@
 # watch/nowatch and watch/tcp.  Loopback only; needs no root.
 #
 # usage: contrib/liveness-cost.sh --bindir DIR [--rounds N] [--bind core|none]
-#   (the component as contrib/demo.sh installs it, or a build tree's: README,
-#   Installing elsewhere)
+#   (the component as contrib/demo.sh installs it, or a build tree's:
+#   docs/user/installing.md)
 set -eu
 bindir= rounds=5 bind=core
 while [ $# -gt 0 ]; do

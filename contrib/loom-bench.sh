@@ -248,7 +248,7 @@ runs_of() {
 # or "higher" is better).  The reference is the quarter-best run (the best
 # of up to 4, the 3rd best of 9), so that one run far better than the rest
 # does not leave the others out.  On a machine whose runs fall into a fast
-# and a slow group (README, Measured) the runs marked 1 are the fast group
+# and a slow group (docs/perf/measuring.md) the runs marked 1 are the fast group
 # as long as it holds at least a quarter of them.
 near_best() {
     LC_ALL=C sort -s -k1,1 -k2,2n -k3,3g | awk -v better="$1" '

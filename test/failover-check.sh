@@ -147,12 +147,12 @@ bcast_flap "$out.bcast" || fail=1
 
 # Every rail dies: a clear error and a non-zero exit, not a hang.  One
 # 64 MiB message over two 20 mbit rails takes some 14 s, so the rails die
-# during the transfer (see README: every rail dying while nothing is owed to
+# during the transfer (see docs/user/failover.md: every rail dying while nothing is owed to
 # the peer is not detected).
 "$src/contrib/vcluster-shape.sh" 20 20 || exit 1
 # With data unacknowledged on every rail the only signal is the sender
 # kernel's retransmission give-up: about 15 minutes by default, 3 s after
-# 3 retransmissions (README, Failover: how to make it sooner).
+# 3 retransmissions (docs/user/failover.md, Not handled yet: how to make it sooner).
 for node in node0 node1; do
     ip netns exec $node sysctl -q -w net.ipv4.tcp_retries2=3
 done

@@ -7,10 +7,10 @@
 # its own must pass (HPL's and PTRANS's residuals, RandomAccess's table
 # with no wrong entry, the FFT's error).  Then once with eager rings on.
 # Its problem is the example input's with N=250: a few seconds per run on
-# an idle machine, up to a minute under the test command's load (the README
-# has its times beside btl tcp's and pml ucx's).  Run by `make check`,
-# which sets the component path; skips without hpcc (contrib/install-deps.sh
-# installs it).
+# an idle machine, up to a minute under the test command's load
+# (docs/dev/external-suites.md has its times beside btl tcp's and pml
+# ucx's).  Run by `make check`, which sets the component path; skips
+# without hpcc (contrib/install-deps.sh installs it).
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 . "$src/test/lib/mpi-stacks-lib.sh"

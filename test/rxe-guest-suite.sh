@@ -100,7 +100,7 @@ echo "=== rc_verbs rails failing and coming back (test/rxe-failover-check.sh)"
 start=$SECONDS
 "$src/test/rxe-failover-check.sh" || fail=1
 echo "(took $((SECONDS - start)) s)"
-# The measurements are for the README (make -C build check-rxe runs them);
+# The measurements are for docs/dev/rxe-guest.md (make -C build check-rxe runs them);
 # the test command leaves them out (LOOM_RXE_MEASURE=0): beside the host's
 # tests their numbers say nothing, and they were a quarter of the guest's time.
 if [ "${LOOM_RXE_MEASURE:-1}" = 0 ]; then

@@ -11,8 +11,8 @@
 # one) and in time (no hang).
 #
 # LOOM_SOAK_SECONDS (default 45; 20 under AddressSanitizer) sets the length:
-# the README's 10-minute soak is LOOM_SOAK_SECONDS=600.  Skips (77) without
-# root or namespaces.
+# the 10-minute soak of docs/design/keys-and-protection.md is
+# LOOM_SOAK_SECONDS=600.  Skips (77) without root or namespaces.
 set -u
 src=${LOOM_SRCDIR:?run through make check}
 bindir=${LOOM_TEST_BINDIR:?run through make check}

@@ -34,6 +34,8 @@
 typedef struct loom_rail_flow {
     double     rate;          /* bytes/s, 0 until the first window closed */
     unsigned   inflight;      /* chunks on this rail, to every peer */
+    size_t     bytes_out;     /* bytes of striped puts in flight, to every peer */
+    size_t     bytes_in;      /* bytes of striped gets in flight, from every peer */
     uint64_t   window_start;  /* 0: no window open (rail idle) */
     size_t     window_bytes;  /* landed since window_start */
 } loom_rail_flow_t;
@@ -171,7 +173,6 @@ typedef struct loom_peer_rail {
                                  after last_landed; 0: none has */
     uint64_t watch_asked;     /* when the rail watch asked the peer whether it
                                  progresses, this rail silent; 0: not asked */
-    size_t   inflight_bytes;  /* striped chunks on their way */
     unsigned inflight_chunks;
     uint8_t *rejoin_addr;     /* connect-to-ep, failed: the device and endpoint
                                  address the peer announced (rejoin_ep.c) */

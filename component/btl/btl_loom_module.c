@@ -54,7 +54,8 @@ mca_btl_loom_module_t mca_btl_loom_module_template = {
  * round trip and its control messages: in alternating runs on tcp:lo, 256
  * KiB one way 62-84 -> 42-58 us, windowed bandwidth 1.15-1.38x; 512 KiB one
  * way, median of 20 runs, 105.4 -> 84.0 us, windowed bandwidth, median of
- * 70 runs, 3569 -> 4094 MB/s (README, Measured).  Larger messages go by
+ * 70 runs, 3569 -> 4094 MB/s (docs/perf/2026-12-01.md,
+ * docs/perf/2026-12-03-goals-afternoon.md).  Larger messages go by
  * rendezvous: 1 MiB eager (2 MiB segments) was slower than its rendezvous,
  * one way 256-314 against 166-230 us.
  */

@@ -49,7 +49,7 @@ static int mca_coll_loom_register(void)
     c->verbose = 0;
     mca_coll_loom_param("verbose", "Verbosity: 10 says, per communicator, why coll loom "
         "steps aside", OPAL_INFO_LVL_9, &c->verbose);
-    /* measured (README, 2026-12-04): across nodes whose rails bound the
+    /* measured (docs/perf/2026-12-04-coll.md): across nodes whose rails bound the
      * broadcast (the virtual cluster at 200 mbit) coll loom took 0.78x coll
      * tuned's time at 512 KiB and 0.41-0.59x from 1 MiB, at 4 ranks; on one
      * node (8 ranks, tcp:lo) 1.5-4.4x at every size */
@@ -75,12 +75,13 @@ static int mca_coll_loom_register(void)
         &c->bcast_fanout);
     /* a chain sends every byte once from each node, a tree of fanout 2 twice
      * from each inner node: when bandwidth bounds a broadcast, the chain's
-     * longer pipeline costs less than the tree's second copy (README) */
+     * longer pipeline costs less than the tree's second copy
+     * (docs/user/coll-loom.md) */
     c->bcast_chain_min = 1048576;
     mca_coll_loom_param("bcast_chain_min", "Broadcasts of at least this many bytes run on a "
         "chain (each rank forwards every segment to the next, pipelined) instead of the tree "
         "of coll_loom_bcast_fanout (0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_chain_min);
-    /* measured (README, 2026-12-04): from 2 MiB coll loom's MPI_Reduce took
+    /* measured (docs/perf/2026-12-04-coll.md): from 2 MiB coll loom's MPI_Reduce took
      * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.29-0.73x on
      * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); its
      * MPI_Allreduce took 1.05-1.24x on the cluster at 200 mbit and 0.9-3x on
@@ -108,7 +109,7 @@ static int mca_coll_loom_register(void)
         "contributions land in (depth segments per other rank; segments shrink to fit, "
         "and a reduction that still does not fit goes to the next component; "
         "65536-1073741824)", OPAL_INFO_LVL_6, &c->reduce_staging);
-    /* measured on tcp:lo (README): coll loom's allgather was faster than
+    /* measured on tcp:lo (docs/user/coll-loom.md): coll loom's allgather was faster than
      * coll tuned's from 2 MiB at 8 ranks and 1 MiB at 4, and slower at 2 */
     c->allgather_min = 2097152;
     mca_coll_loom_param("allgather_min", "Allgathers of a result of fewer bytes go to the "
@@ -117,7 +118,7 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("allgather_min_procs", "On communicators of fewer processes "
         "allgathers go to the next component (2-1000000)", OPAL_INFO_LVL_6,
         &c->allgather_min_procs);
-    /* measured (README, 2026-12-04): on one node (8 ranks) 1.2-4.3x coll
+    /* measured (docs/perf/2026-12-04-coll.md): on one node (8 ranks) 1.2-4.3x coll
      * tuned's time; across the virtual cluster 0.5-0.98x from 2 MiB */
     c->allgather_one_node = 0;
     mca_coll_loom_param("allgather_one_node", "Take allgathers on a communicator whose ranks "

@@ -230,6 +230,13 @@ static void seed_push(void)
                FUZZ_FIX_EPOCH | FUZZ_FIX_KEY | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS, msg,
                sizeof(req) + SEED_KEY_ROOM);
     seed_write("push-req-raw", FUZZ_AM_PUSH_REQ, 0, msg, sizeof(req) + SEED_KEY_ROOM);
+    /* the same as a chunk of a striped get: served on the rail it came by */
+    req.hdr.flags = LOOM_WIRE_FLAG_ON_RAIL;
+    memcpy(msg, &req, sizeof(req));
+    seed_write("push-req-on-rail", FUZZ_AM_PUSH_REQ,
+               FUZZ_FIX_EPOCH | FUZZ_FIX_KEY | FUZZ_FIX_ADDR | FUZZ_FIX_FLAGS, msg,
+               sizeof(req) + SEED_KEY_ROOM);
+    req.hdr.flags = 0;
     /* a third-party push telling two processes, waiting on a counter */
     {
         loom_wire_notice_to_t to[2] = {{loom_le64(FUZZ_PEER_NAME), loom_le64(7)},

@@ -357,13 +357,16 @@ static void configure_two_rails(loom_engine_config_t *config, bool is_parent)
     push_state_two_rails(config);
 }
 
-/* A asks B for SMALL_PUSHES pushes below the stripe threshold at once, each
- * to its own part of C's buffer: B serves each as one chunk, spread over
- * both rails (on one rail, a broadcast's chain of small segments shared it
- * with every message and took 3.6x as long), and every byte lands. */
+/* requester asks B for SMALL_PUSHES pushes below the stripe threshold at
+ * once, each to its own part of C's buffer: A as a third party, or C
+ * itself, pulling (as coll loom's reductions do).  B serves each as one
+ * chunk, spread over both rails (on one rail, a broadcast's chain of small
+ * segments shared it with every message and took 3.6x as long, and an
+ * allreduce's pulls put twice the bytes on one rail as on the other), and
+ * every byte lands. */
 #define SMALL_PUSHES 16
 #define SMALL_PUSH_LEN 200000
-static void small_pushes_spread(state_t *st)
+static void pushes_spread(state_t *st, int requester, uint64_t seed, const char *what)
 {
     unit_group_t *group = st->group;
     loom_push_notice_to_t to[LOOM_PUSH_NOTICES_MAX];
@@ -375,21 +378,21 @@ static void small_pushes_spread(state_t *st)
 
     for (i = 0; i < SMALL_PUSHES; ++i) {
         memset(&pc[i], 0, sizeof(pc[i]));
-        pc[i].what    = "small pushes served at once over two rails";
+        pc[i].what    = what;
         pc[i].owner   = RANK_B;
         pc[i].dest    = RANK_C;
         pc[i].length  = SMALL_PUSH_LEN;
         pc[i].src_off = (size_t)i * 262144 + 1;
         pc[i].dst_off = (size_t)i * 262144 + 3;
         if (RANK_B == group->rank) {
-            unit_fill(st->buf + pc[i].src_off, pc[i].length, 0x4000 + (uint64_t)i);
+            unit_fill(st->buf + pc[i].src_off, pc[i].length, seed + (uint64_t)i);
         }
     }
     for (rail = 0; RANK_B == group->rank && rail < 2; ++rail) {
         chunks_before[rail] = loom_engine_rail_stats(group->ctx.engine, rail)->chunks;
     }
     unit_group_barrier(group);
-    if (RANK_A == group->rank) {
+    if (requester == group->rank) {
         for (i = 0; i < SMALL_PUSHES; ++i) {
             args_fill(st, &pc[i], &args, to);
             unit_op_init(&uops[i]);
@@ -402,15 +405,15 @@ static void small_pushes_spread(state_t *st)
         unsigned long chunks = loom_engine_rail_stats(group->ctx.engine, rail)->chunks -
                                chunks_before[rail];
 
-        CHECK_MSG(chunks > 0, "none of %d pushes of %d bytes served at once went on rail %d",
+        CHECK_MSG(chunks > 0, "%s: none of %d pushes of %d bytes went on rail %d", what,
                   SMALL_PUSHES, SMALL_PUSH_LEN, rail);
-        unit_note("rail %d: %lu of the %d small pushes", rail, chunks, SMALL_PUSHES);
+        unit_note("%s: %lu of the %d on rail %d", what, chunks, SMALL_PUSHES, rail);
     }
     if (RANK_C == group->rank) {
         for (i = 0; i < SMALL_PUSHES; ++i) {
-            unit_fill(st->ref + pc[i].dst_off, pc[i].length, 0x4000 + (uint64_t)i);
+            unit_fill(st->ref + pc[i].dst_off, pc[i].length, seed + (uint64_t)i);
         }
-        CHECK_MEM(st->buf, st->ref, BUF_LEN, pc[0].what);
+        CHECK_MEM(st->buf, st->ref, BUF_LEN, what);
     }
     unit_group_barrier(group);
 }
@@ -424,7 +427,8 @@ static void body_two_rails(unit_group_t *group)
 
     state_init(&st, group);
     third_party_sizes(&st);
-    small_pushes_spread(&st);
+    pushes_spread(&st, RANK_A, 0x4000, "small pushes served at once over two rails");
+    pushes_spread(&st, RANK_C, 0x5000, "pulls served at once over two rails");
     if (RANK_B == group->rank) {
         for (rail = 0; rail < 2; ++rail) {
             loom_rail_stats_t *stats = loom_engine_rail_stats(group->ctx.engine, rail);

@@ -123,7 +123,7 @@ static inline uint64_t loom_now_ns(void)
  * progress: one pass in 64, or every pass while someone sleeps on the
  * engine (passes are rare then).  A clock read costs about as much as the
  * rest of an empty pass, and reading it on every pass of a ping-pong was 8%
- * of a rank's samples (README, Measured). */
+ * of a rank's samples (docs/perf/2026-11-29.md). */
 static inline bool loom_clock_pass(const loom_engine_t *engine)
 {
     return engine->sleepers || 0 == (engine->passes & 63);

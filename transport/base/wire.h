@@ -14,7 +14,7 @@
 #include <endian.h>
 #include <stdint.h>
 
-#define LOOM_WIRE_VERSION 10
+#define LOOM_WIRE_VERSION 11
 
 /* UCT active message ids used by loom (one id per message type). */
 enum loom_wire_type {
@@ -269,6 +269,14 @@ typedef struct loom_wire_key {
  * owner until the owner's counter of that id reached cond_threshold.  The
  * destination key (loom_wire_key_t plus its slots) comes last.
  */
+/* LOOM_WIRE_PUSH_REQ: a chunk of a striped get, its rail chosen by the
+ * requester: served on the rail this came by, its data completing the
+ * request as it lands (LOOM_WIRE_FLAG_NOTIFY).  Any other request is
+ * served by the owner's own choice of rails, striped when large (a
+ * collective's pulls on the message rail alone put twice the bytes on one
+ * rail as on the other). */
+#define LOOM_WIRE_FLAG_ON_RAIL   0x1u
+
 typedef struct loom_wire_push_req {
     loom_wire_hdr_t hdr;
     uint64_t request_id;  /* requester's cookie, echoed in PUSH_DONE */

@@ -143,7 +143,7 @@ static int loom_engine_run_callbacks(loom_engine_t *engine)
  * tcp (and soft-RoCE) the kernel processes the packets, in softirq context
  * that falls back to ksoftirqd, which runs on this core only when the rank
  * lets it.  Two ranks bound to two cores and several rails were measured
- * 10x slower for it (README, Striping).  After yield_after_us without work,
+ * 10x slower for it (docs/design/striping.md).  After yield_after_us without work,
  * each empty call yields, unless the upper layer says its caller only
  * polls (config.may_idle_cb); a call that finds work starts over.  The idle
  * time is counted from the first clock pass without work (loom_clock_pass):

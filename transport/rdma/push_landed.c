@@ -7,7 +7,7 @@
  * segment is placed, on the next progress pass (push_cond.c), instead of
  * after the owner's PUT_ACK and notice, a round trip later on rails that
  * queue both behind data.  In a broadcast's chain each hop's forward waits
- * on that counter (README, coll loom).
+ * on that counter (docs/user/coll-loom.md).
  *
  * Once a push counted, whoever waits on its counter may go on and reuse the
  * memory, while its owner may still place the write again (its chunk

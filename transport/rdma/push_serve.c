@@ -93,13 +93,20 @@ void loom_push_refuse(loom_engine_t *engine, int rail, const void *data, size_t 
     loom_push_notices_send(engine, &notices, loom_from_le64(req.request_id), 0, rc);
 }
 
-/* The rail the data goes by: a requester reading into its own memory is
- * served on the rail its request came by (a striped get spreads its pushes
- * over the rails); anyone else on the destination's RDMA rail. */
+/* A chunk of the requester's striped get, reading into its own memory: it
+ * goes by the rail its request came by (LOOM_WIRE_FLAG_ON_RAIL). */
+static bool loom_push_req_on_rail(const loom_peer_t *dest, int rail,
+                                  const loom_wire_push_req_t *req)
+{
+    return rail >= 0 && (req->hdr.flags & LOOM_WIRE_FLAG_ON_RAIL) &&
+           dest->name == loom_from_le64(req->requester);
+}
+
+/* The rail the data goes by: a striped get's chunk on the rail its request
+ * came by; anything else on the destination's RDMA rail (unless striped). */
 static int loom_push_serve_rail(loom_peer_t *dest, int rail, const loom_wire_push_req_t *req)
 {
-    if (rail >= 0 && dest->name == loom_from_le64(req->requester) &&
-        dest->rails[rail].usable) {
+    if (loom_push_req_on_rail(dest, rail, req) && dest->rails[rail].usable) {
         return rail;
     }
     return loom_peer_rdma_rail(dest);
@@ -185,9 +192,7 @@ static int loom_push_check(loom_engine_t *engine, int rail, uint64_t asker, cons
 static bool loom_push_serve_striped(loom_peer_t *dest, int rail,
                                     const loom_wire_push_req_t *req)
 {
-    bool pinned = rail >= 0 && dest->name == loom_from_le64(req->requester);
-
-    return !pinned && loom_stripe_guarded(dest);
+    return !loom_push_req_on_rail(dest, rail, req) && loom_stripe_guarded(dest);
 }
 
 /* The destination's counter that its notice names, for its checked write

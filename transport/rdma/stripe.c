@@ -134,7 +134,7 @@ double loom_engine_rail_rate(const loom_engine_t *engine, int rail)
  * acknowledgement, a push's notice, a pipeline's next segment) waits for
  * what is queued: on the virtual cluster's 200 mbit rails four chunks of
  * 128 KiB were 20 ms per rail, and a broadcast's chain took 1.3x as long as
- * with one (README, coll loom).  Fast rails keep stripe_depth.
+ * with one (docs/user/coll-loom.md).  Fast rails keep stripe_depth.
  */
 static unsigned loom_stripe_depth(const loom_engine_t *engine, int rail, size_t chunk)
 {
@@ -180,11 +180,22 @@ static size_t loom_stripe_chunk_size(const loom_peer_t *peer)
     return chunk;
 }
 
-/* When the rail's chunks to this peer finish, the next one included. */
-static double loom_stripe_finish_time(loom_peer_t *peer, int rail, size_t chunk)
+/* The rail's bytes in flight the way kind moves them: puts leave through
+ * the rail, gets come in through it. */
+static size_t *loom_rail_flow_bytes(loom_rail_t *rail, int kind)
 {
-    return (double)(peer->rails[rail].inflight_bytes + chunk) /
-           loom_rail_rate(&peer->engine->rails[rail]);
+    return (LOOM_OP_GET == kind) ? &rail->flow.bytes_in : &rail->flow.bytes_out;
+}
+
+/* When the rail's chunks going kind's way finish, the next one included:
+ * those to and from every peer, which share the rail (with one peer's alone
+ * four nodes' allreduce put twice as many bytes on one rail as on the
+ * other, and ran at 1.55x the rails' limit). */
+static double loom_stripe_finish_time(loom_peer_t *peer, int rail, int kind, size_t chunk)
+{
+    loom_rail_t *r = &peer->engine->rails[rail];
+
+    return (double)(*loom_rail_flow_bytes(r, kind) + chunk) / loom_rail_rate(r);
 }
 
 /*
@@ -200,7 +211,7 @@ static double loom_stripe_finish_time(loom_peer_t *peer, int rail, size_t chunk)
  * depth, or a broadcast chain's 64 KiB segments pile up on the rails ahead
  * of what follows them (4 MiB at 200 mbit: 115 ms against 95).
  */
-static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk, size_t chunk_size,
+static int loom_stripe_pick_rail(loom_peer_t *peer, int kind, size_t chunk, size_t chunk_size,
                                  size_t left, bool whole)
 {
     loom_engine_t *engine = peer->engine;
@@ -215,7 +226,7 @@ static int loom_stripe_pick_rail(loom_peer_t *peer, size_t chunk, size_t chunk_s
         }
         depth     = loom_stripe_depth(engine, i, chunk_size);
         pipeline += depth * chunk_size;
-        finish    = loom_stripe_finish_time(peer, i, chunk);
+        finish    = loom_stripe_finish_time(peer, i, kind, chunk);
         if (peer->rails[i].inflight_chunks >= depth && !(whole && chunk < LOOM_STRIPE_CHUNK_MIN)) {
             if (full < 0 || finish < full_finish) {
                 full        = i;
@@ -292,7 +303,7 @@ static void loom_stripe_account(loom_stripe_t *stripe, loom_op_t *chunk, int sta
     loom_rail_t *rail = &peer->engine->rails[chunk->rail];
     bool landed = (LOOM_OK == status);
 
-    peer->rails[chunk->rail].inflight_bytes -= chunk->length;
+    *loom_rail_flow_bytes(rail, stripe->kind) -= chunk->length;
     --peer->rails[chunk->rail].inflight_chunks;
     --peer->engine->chunks_inflight;
     --stripe->inflight;
@@ -334,7 +345,7 @@ static void loom_stripe_post(loom_stripe_t *stripe, loom_op_t *chunk, int rail, 
     if (0 == peer->rails[rail].inflight_chunks) {
         loom_rail_watch_start(peer, rail);
     }
-    peer->rails[rail].inflight_bytes += length;
+    *loom_rail_flow_bytes(&peer->engine->rails[rail], stripe->kind) += length;
     ++peer->rails[rail].inflight_chunks;
     ++peer->engine->chunks_inflight;
     ++stripe->inflight;
@@ -368,7 +379,8 @@ static void loom_stripe_pump(loom_stripe_t *stripe)
             length = stripe->length - stripe->next;
             length = (length < chunk_size) ? length : chunk_size;
         }
-        rail = loom_stripe_pick_rail(peer, length, chunk_size, stripe->length - stripe->next,
+        rail = loom_stripe_pick_rail(peer, stripe->kind, length, chunk_size,
+                                     stripe->length - stripe->next,
                                      chunk_size >= stripe->length);
         if (rail < 0) {
             if (0 == loom_stripe_rail_count(peer)) {
