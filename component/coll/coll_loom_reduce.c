@@ -1,8 +1,8 @@
 /*
  * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
  *
- * MPI_Reduce and MPI_Allreduce on loom's pushes, with seed 002's half-RDMA
- * (coll_loom_reduce.h).  MPI_Reduce is root-orchestrated:
+ * MPI_Reduce on loom's pushes, with seed 002's half-RDMA (coll_loom_reduce.h;
+ * MPI_Allreduce is coll_loom_allreduce.c's).  It is root-orchestrated:
  *
  *  1. every other rank registers its contribution and sends address and
  *     key to the root;

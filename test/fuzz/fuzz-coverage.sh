@@ -75,16 +75,16 @@ echo "fuzz-coverage: $runs inputs in each way from $src/test/fuzz/corpus, $(date
 engine_records() {
     awk -F'[:,]' -v want="$1" '
         /^SF:/ { file = $2; sub(/.*\/transport\//, "", file)
-                 engine = ($2 ~ /(^|\/)transport\/[a-z_]*\.c$/) }
+                 engine = ($2 ~ /(^|\/)transport\/([a-z_]+\/)?[a-z_]+\.c$/) }
         !engine { next }
         want == "lines" && /^DA:/ { lines[file]++; if ($3 > 0) hit[file]++ }
         want == "never" && /^FNDA:0,/ { print "  " substr($0, 8) }
         END { if (want == "lines") for (f in lines) print f, hit[f] + 0, lines[f] }
     ' "$scratch/fuzz.lcov"
 }
-printf "%-22s %14s %8s\n" "transport/" "lines reached" "share"
+printf "%-28s %14s %8s\n" "transport/" "lines reached" "share"
 engine_records lines | sort | awk '
-    { printf "%-22s %6d of %5d %7.2f%%\n", $1, $2, $3, 100 * $2 / $3; got += $2; all += $3 }
-    END { printf "%-22s %6d of %5d %7.2f%%\n", "total", got, all, 100 * got / all }'
+    { printf "%-28s %6d of %5d %7.2f%%\n", $1, $2, $3, 100 * $2 / $3; got += $2; all += $3 }
+    END { if (all > 0) printf "%-28s %6d of %5d %7.2f%%\n", "total", got, all, 100 * got / all }'
 echo "never entered (wire handlers and serve paths):"
 engine_records never | grep -E '_recv|serve|_reply|_notice|counter_add' | sort || true

@@ -28,7 +28,10 @@ if [[ "$passes" == *" cycle "* ]]; then
     echo "=== eager rings changing phase after every message"
     LOOM_MPI_ARGS="$base --mca btl_loom_eager_cycle 1" "$dir/run-mpi-tests.sh" || rc=1
 fi
-benchdir=${LOOM_BENCH_BINDIR:-$dir/../../bench/mpi}
+# the benchmarks' programs: LOOM_BENCH_BINDIR (make check sets it), else beside
+# LOOM_TEST_BINDIR's build tree, else an in-tree build's
+benchdir=${LOOM_BENCH_BINDIR:-${LOOM_TEST_BINDIR:+$LOOM_TEST_BINDIR/../../bench/mpi}}
+benchdir=${benchdir:-$dir/../../bench/mpi}
 root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
 # 32 ranks: MPI_Alltoall's aggregated messages must not buy large rings.

@@ -23,8 +23,14 @@ void loom_progress_register_timer(loom_engine_t *engine, loom_poller_fn_t timer)
 ucs_status_t loom_connect_recv(void *arg, void *data, size_t length, unsigned flags);
 int  loom_early_connects_progress(loom_engine_t *engine);
 int  loom_connect_send(loom_peer_t *peer, int rail_index, bool again);
-int  loom_connect_retry_progress(loom_engine_t *engine);
 ucs_status_t loom_bye_recv(void *arg, void *data, size_t length, unsigned flags);
+
+/* connect_retry.c */
+int  loom_connect_retry_progress(loom_engine_t *engine);
+
+/* event_wait.c */
+void loom_engine_wake_init(loom_engine_t *engine);
+void loom_engine_wake_fini(loom_engine_t *engine);
 
 /* engine.c */
 extern const loom_am_handler_t loom_am_handlers[];

@@ -37,8 +37,6 @@ bool loom_rejoin_ep_recv(loom_peer_t *peer, int index, uint32_t rail_epoch, bool
 /* rejoin.c */
 int  loom_rejoin_progress(loom_engine_t *engine);
 int  loom_rejoin_timer(loom_engine_t *engine);
-void loom_engine_wake_init(loom_engine_t *engine);
-void loom_engine_wake_fini(loom_engine_t *engine);
 void loom_rejoin_rail_failed(loom_peer_t *peer, int index);
 void loom_rejoin_tell_down(loom_peer_t *peer, int index);
 ucs_status_t loom_probe_recv(void *arg, void *data, size_t length, unsigned flags);

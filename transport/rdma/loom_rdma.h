@@ -62,6 +62,8 @@ int  loom_push_req_notices(const void *data, size_t length, loom_serve_notices_t
                            const uint8_t **key_p, size_t *key_len_p);
 
 /* push_cond.c */
+void loom_push_cond_init(loom_engine_t *engine);
+void loom_push_cond_fini(loom_engine_t *engine);
 ucs_status_t loom_push_req_recv(void *arg, void *data, size_t length, unsigned flags);
 void loom_push_accept(loom_engine_t *engine, int rail, uint64_t asker, const void *data,
                       size_t length);
@@ -91,8 +93,6 @@ bool loom_landed_take(loom_engine_t *engine, uint64_t owner, uint64_t requester,
                       uint64_t request_id, uint64_t counter);
 void loom_landed_peer_gone(loom_engine_t *engine, uint64_t owner);
 void loom_landed_free_all(loom_engine_t *engine);
-void loom_push_cond_init(loom_engine_t *engine);
-void loom_push_cond_fini(loom_engine_t *engine);
 
 /* rdma_done.c: op->comp as an RDMA op's completion, one reference held */
 void loom_rdma_comp_init(loom_op_t *op);
