@@ -25,6 +25,7 @@ loom_help_t mca_btl_loom_help = { .file = "help-mpi-btl-loom.txt" };
 
 /* While the engine starts, its errors are kept here for the one message
  * that says the rails could not open (NULL: printed as they come). */
+#define MCA_BTL_LOOM_START_ERRORS_MAX 1024
 static char  *mca_btl_loom_start_errors;
 static size_t mca_btl_loom_start_errors_len;
 
@@ -110,7 +111,7 @@ static void mca_btl_loom_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
     if (LOOM_LOG_ERROR == level && NULL != mca_btl_loom_start_errors) {
-        size_t room = 1024 - mca_btl_loom_start_errors_len;
+        size_t room = MCA_BTL_LOOM_START_ERRORS_MAX - mca_btl_loom_start_errors_len;
         int n = snprintf(mca_btl_loom_start_errors + mca_btl_loom_start_errors_len, room,
                          "%s%s", (0 == mca_btl_loom_start_errors_len) ? "" : "\n", msg);
         if (n > 0) {
@@ -242,7 +243,8 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     }
     /* the engine's errors go into the one message (printed as they come
      * when the help file is missing: the fallback line names none) */
-    mca_btl_loom_start_errors = mca_btl_loom_help.found ? calloc(1, 1024) : NULL;
+    mca_btl_loom_start_errors = mca_btl_loom_help.found ? calloc(1, MCA_BTL_LOOM_START_ERRORS_MAX)
+                                                          : NULL;
     mca_btl_loom_start_errors_len = 0;
     rc = loom_engine_create(&config, &engine);
     if (LOOM_OK != rc) {
