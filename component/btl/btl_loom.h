@@ -18,6 +18,7 @@
 
 #include "loom/transport.h"
 #include "common/btl_loom_coll_api.h"
+#include "common/loom_help.h"
 
 BEGIN_C_DECLS
 
@@ -105,6 +106,8 @@ typedef struct mca_btl_loom_module_t {
 
 extern mca_btl_loom_module_t mca_btl_loom_module_template;
 extern const mca_btl_loom_coll_api_t mca_btl_loom_coll_api;
+/* help-mpi-btl-loom.txt: the user-facing errors (common/loom_help.h) */
+extern loom_help_t mca_btl_loom_help;
 /* This process's name in the engine (from its Open MPI name). */
 uint64_t mca_btl_loom_my_name(void);
 

@@ -21,6 +21,14 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
                                                            bool enable_mpi_threads);
 static int mca_btl_loom_component_progress(void);
 
+loom_help_t mca_btl_loom_help = { .file = "help-mpi-btl-loom.txt" };
+
+/* While the engine starts, its errors are kept here for the one message
+ * that says the rails could not open (NULL: printed as they come). */
+#define MCA_BTL_LOOM_START_ERRORS_MAX 1024
+static char  *mca_btl_loom_start_errors;
+static size_t mca_btl_loom_start_errors_len;
+
 mca_btl_loom_component_t mca_btl_loom_component = {
     .super = {
         .btl_version = {
@@ -54,7 +62,11 @@ int mca_btl_loom_check_runtime_version(void)
 
 static int mca_btl_loom_component_register(void)
 {
-    int rc = mca_btl_loom_params_register();
+    int rc;
+
+    /* first: the parameters' checks below show their errors from it */
+    loom_help_init(&mca_btl_loom_help, &mca_btl_loom_component);
+    rc = mca_btl_loom_params_register();
 
     if (OPAL_SUCCESS == rc) {
         rc = mca_btl_loom_rcache_params_register();
@@ -98,7 +110,14 @@ static int mca_btl_loom_component_close(void)
 static void mca_btl_loom_log(void *ctx, int level, const char *msg)
 {
     (void)ctx;
-    if (LOOM_LOG_ERROR == level) {
+    if (LOOM_LOG_ERROR == level && NULL != mca_btl_loom_start_errors) {
+        size_t room = MCA_BTL_LOOM_START_ERRORS_MAX - mca_btl_loom_start_errors_len;
+        int n = snprintf(mca_btl_loom_start_errors + mca_btl_loom_start_errors_len, room,
+                         "%s%s", (0 == mca_btl_loom_start_errors_len) ? "" : "\n", msg);
+        if (n > 0) {
+            mca_btl_loom_start_errors_len += ((size_t)n < room) ? (size_t)n : room - 1;
+        }
+    } else if (LOOM_LOG_ERROR == level) {
         opal_output(0, "btl loom (%s): error: %s", opal_process_info.nodename, msg);
     } else if (LOOM_LOG_WARN == level) {
         opal_output(0, "btl loom (%s): warning: %s", opal_process_info.nodename, msg);
@@ -129,6 +148,10 @@ static void mca_btl_loom_peer_lost(void *ctx, loom_peer_t *peer, const char *msg
     snprintf(text, sizeof(text), "btl loom (%s): %s%s%s", opal_process_info.nodename, msg,
              (NULL != endpoint) ? " - process " : "",
              (NULL != endpoint) ? OPAL_NAME_PRINT(endpoint->proc->proc_name) : "");
+    /* what to do, once for the job; ob1 prints text as it aborts */
+    LOOM_HELP_SHOW(&mca_btl_loom_help, "peer lost", "btl loom (%s): %s - process %s",
+                   opal_process_info.nodename, msg,
+                   (NULL != endpoint) ? OPAL_NAME_PRINT(endpoint->proc->proc_name) : "unknown");
     if (NULL != module->error_cb) {
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL,
                          (NULL != endpoint) ? endpoint->proc : NULL, text);
@@ -212,25 +235,30 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.peer_lost_cb        = mca_btl_loom_peer_lost;
     config.may_idle_cb         = mca_btl_loom_caller_may_idle;
     config.verbose             = mca_btl_loom_component.verbose;
-    if (OPAL_SUCCESS != mca_btl_loom_eager_config(&config)) {
-        opal_output(0, "btl loom: bad eager ring parameters (above); loom disabled");
+    /* each shows its help message, which says loom does not run */
+    if (OPAL_SUCCESS != mca_btl_loom_eager_config(&config) ||
+        OPAL_SUCCESS != mca_btl_loom_rcache_config(&config) ||
+        OPAL_SUCCESS != mca_btl_loom_push_config(&config)) {
         return NULL;
     }
-    if (OPAL_SUCCESS != mca_btl_loom_rcache_config(&config)) {
-        opal_output(0, "btl loom: bad registration cache parameters (above); loom disabled");
-        return NULL;
-    }
-    if (OPAL_SUCCESS != mca_btl_loom_push_config(&config)) {
-        opal_output(0, "btl loom: bad push parameters (above); loom disabled");
-        return NULL;
-    }
+    /* the engine's errors go into the one message (printed as they come
+     * when the help file is missing: the fallback line names none) */
+    mca_btl_loom_start_errors = mca_btl_loom_help.found ? calloc(1, MCA_BTL_LOOM_START_ERRORS_MAX)
+                                                          : NULL;
+    mca_btl_loom_start_errors_len = 0;
     rc = loom_engine_create(&config, &engine);
     if (LOOM_OK != rc) {
-        opal_output(0, "btl loom: cannot start with btl_loom_rails=%s, "
-                    "btl_loom_eager_slot_sizes=%s, btl_loom_eager_slot_counts=%s: %s "
-                    "(see above); loom disabled", mca_btl_loom_component.rails,
-                    mca_btl_loom_component.eager_slot_sizes,
-                    mca_btl_loom_component.eager_slot_counts, loom_strerror(rc));
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "rails cannot open",
+                       "btl loom (%s): cannot start with btl_loom_rails=%s, "
+                       "btl_loom_eager_slot_sizes=%s, btl_loom_eager_slot_counts=%s: %s; "
+                       "loom disabled%s", opal_process_info.nodename,
+                       mca_btl_loom_component.rails, mca_btl_loom_component.eager_slot_sizes,
+                       mca_btl_loom_component.eager_slot_counts, loom_strerror(rc),
+                       (NULL != mca_btl_loom_start_errors) ? mca_btl_loom_start_errors : "");
+    }
+    free(mca_btl_loom_start_errors);
+    mca_btl_loom_start_errors = NULL;
+    if (LOOM_OK != rc) {
         return NULL;
     }
 

@@ -89,13 +89,15 @@ static int mca_btl_loom_eager_list(const char *param, const char *list, uint32_t
     while ('\0' != *p) {
         unsigned long v = strtoul(p, &end, 10);
         if (end == p || (',' != *end && '\0' != *end) || v > UINT32_MAX) {
-            opal_output(0, "btl loom: MCA parameter btl_loom_%s=\"%s\": expected a comma "
-                        "separated list of numbers", param, list);
+            LOOM_HELP_SHOW(&mca_btl_loom_help, "param list",
+                           "btl loom: MCA parameter btl_loom_%s=\"%s\": expected a comma "
+                           "separated list of numbers", param, list);
             return OPAL_ERR_BAD_PARAM;
         }
         if (count == LOOM_EAGER_MAX_PHASES) {
-            opal_output(0, "btl loom: MCA parameter btl_loom_%s=\"%s\": at most %d phases",
-                        param, list, LOOM_EAGER_MAX_PHASES);
+            LOOM_HELP_SHOW(&mca_btl_loom_help, "param list too long",
+                           "btl loom: MCA parameter btl_loom_%s=\"%s\": at most %d phases",
+                           param, list, LOOM_EAGER_MAX_PHASES);
             return OPAL_ERR_BAD_PARAM;
         }
         values[count++] = (uint32_t)v;
@@ -120,8 +122,9 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
     } else if (0 == strcmp(c->eager_rdma, "off")) {
         config->eager_mode = LOOM_EAGER_OFF;
     } else {
-        opal_output(0, "btl loom: invalid value \"%s\" for MCA parameter btl_loom_eager_rdma: "
-                    "give \"on\", \"rdma\" or \"off\"", c->eager_rdma);
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "param eager rdma",
+                       "btl loom: invalid value \"%s\" for MCA parameter btl_loom_eager_rdma: "
+                       "give \"on\", \"rdma\" or \"off\"", c->eager_rdma);
         return OPAL_ERR_BAD_PARAM;
     }
     if (OPAL_SUCCESS != mca_btl_loom_eager_list("eager_slot_sizes", c->eager_slot_sizes,
@@ -143,9 +146,10 @@ int mca_btl_loom_eager_config(loom_engine_config_t *config)
         return OPAL_ERR_BAD_PARAM;
     }
     if (n_counts != n_sizes || (0 != n_thresholds && n_thresholds != n_sizes)) {
-        opal_output(0, "btl loom: MCA parameters btl_loom_eager_slot_sizes (%u phases), "
-                    "btl_loom_eager_slot_counts (%u) and btl_loom_eager_thresholds (%u) must "
-                    "name the same phases", n_sizes, n_counts, n_thresholds);
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "param eager phases",
+                       "btl loom: MCA parameters btl_loom_eager_slot_sizes (%u phases), "
+                       "btl_loom_eager_slot_counts (%u) and btl_loom_eager_thresholds (%u) "
+                       "must name the same phases", n_sizes, n_counts, n_thresholds);
         return OPAL_ERR_BAD_PARAM;
     }
     config->eager_phase_count = n_sizes;

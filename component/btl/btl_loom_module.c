@@ -71,9 +71,10 @@ static int mca_btl_loom_limit(const char *name, size_t *value, size_t dflt, size
     if (0 == *value) {
         *value = (max < dflt) ? max : dflt;
     } else if (*value < MCA_BTL_LOOM_SEND_MIN || *value > max) {
-        opal_output(0, "btl loom: invalid value %zu for MCA parameter btl_loom_%s: must be "
-                    "between %d (room for the upper layer's headers) and %zu (%s), or 0 "
-                    "for the largest", *value, name, MCA_BTL_LOOM_SEND_MIN, max, max_what);
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "param size limit",
+                       "btl loom: invalid value %zu for MCA parameter btl_loom_%s: must be "
+                       "between %d (room for the upper layer's headers) and %zu (%s), or 0 "
+                       "for the largest", *value, name, MCA_BTL_LOOM_SEND_MIN, max, max_what);
         return OPAL_ERR_BAD_PARAM;
     }
     return OPAL_SUCCESS;

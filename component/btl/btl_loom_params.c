@@ -36,8 +36,9 @@ static void mca_btl_loom_reg_int(const char *name, const char *desc, int level, 
 int mca_btl_loom_check_range(const char *name, int value, int min, int max)
 {
     if (value < min || value > max) {
-        opal_output(0, "btl loom: invalid value %d for MCA parameter btl_loom_%s: must be "
-                    "between %d and %d", value, name, min, max);
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "param out of range",
+                       "btl loom: invalid value %d for MCA parameter btl_loom_%s: must be "
+                       "between %d and %d", value, name, min, max);
         return OPAL_ERR_BAD_PARAM;
     }
     return OPAL_SUCCESS;
@@ -312,13 +313,16 @@ int mca_btl_loom_params_register(void)
     }
     if (NULL == c->am_policy ||
         (0 != strcmp(c->am_policy, "fixed") && 0 != strcmp(c->am_policy, "round_robin"))) {
-        opal_output(0, "btl loom: invalid value \"%s\" for MCA parameter btl_loom_am_policy: "
-                    "give \"fixed\" or \"round_robin\"", NULL != c->am_policy ? c->am_policy : "");
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "param am policy",
+                       "btl loom: invalid value \"%s\" for MCA parameter btl_loom_am_policy: "
+                       "give \"fixed\" or \"round_robin\"",
+                       NULL != c->am_policy ? c->am_policy : "");
         return OPAL_ERR_BAD_PARAM;
     }
     if (NULL == c->rails || '\0' == c->rails[0]) {
-        opal_output(0, "btl loom: MCA parameter btl_loom_rails is empty: give \"auto\" "
-                    "or a list of transport:device");
+        LOOM_HELP_SHOW(&mca_btl_loom_help, "rails empty",
+                       "btl loom: MCA parameter btl_loom_rails is empty: give \"auto\" "
+                       "or a list of transport:device");
         return OPAL_ERR_BAD_PARAM;
     }
     return OPAL_SUCCESS;
@@ -396,8 +400,9 @@ int mca_btl_loom_check_raw_numbers(void)
             continue; /* not one of loom's numbers: Open MPI checks it */
         }
         if (!mca_btl_loom_raw_number_ok(eq + 1, var->mbv_type)) {
-            opal_output(0, "btl loom: invalid value \"%s\" for MCA parameter btl_loom_%s: "
-                        "not a number this parameter can hold", eq + 1, name);
+            LOOM_HELP_SHOW(&mca_btl_loom_help, "param not a number",
+                           "btl loom: invalid value \"%s\" for MCA parameter btl_loom_%s: "
+                           "not a number this parameter can hold", eq + 1, name);
             return OPAL_ERR_BAD_PARAM;
         }
     }

@@ -21,6 +21,7 @@
 #include "ompi/mca/coll/coll.h"
 
 #include "common/btl_loom_coll_api.h"
+#include "common/loom_help.h"
 
 typedef struct mca_coll_loom_component_t {
     mca_coll_base_component_2_0_0_t super;

@@ -8,6 +8,9 @@
 
 #include "opal/util/output.h"
 
+/* help-mpi-coll-loom.txt: the user-facing errors (common/loom_help.h) */
+static loom_help_t mca_coll_loom_help = { .file = "help-mpi-coll-loom.txt" };
+
 static int mca_coll_loom_register(void);
 static int mca_coll_loom_open(void);
 static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
@@ -42,6 +45,7 @@ static int mca_coll_loom_register(void)
 {
     mca_coll_loom_component_t *c = &mca_coll_loom_component;
 
+    loom_help_init(&mca_coll_loom_help, &mca_coll_loom_component);
     c->priority = 40;
     mca_coll_loom_param("priority", "Priority of coll loom (above coll tuned's 30: its "
         "broadcast wins where every process is reached through btl loom)", OPAL_INFO_LVL_6,
@@ -140,8 +144,9 @@ static bool mca_coll_loom_check(const char *name, int value, int min, int max)
     if (value >= min && value <= max) {
         return true;
     }
-    opal_output(0, "coll loom: coll_loom_%s is %d, must be %d-%d; coll loom steps aside",
-                name, value, min, max);
+    LOOM_HELP_SHOW(&mca_coll_loom_help, "param out of range",
+                   "coll loom: coll_loom_%s is %d, must be %d-%d; coll loom steps aside",
+                   name, value, min, max);
     return false;
 }
 
