@@ -89,7 +89,7 @@ else
     shape="$np ranks on this machine, tcp:lo"
 fi
 everything="--mca coll_loom_bcast_min 0 --mca coll_loom_bcast_min_procs 2 \
---mca coll_loom_reduce_min 0 --mca coll_loom_reduce_min_procs 2 \
+--mca coll_loom_reduce_min 0 --mca coll_loom_allreduce_min 0 --mca coll_loom_reduce_min_procs 2 \
 --mca coll_loom_allgather_min 0 --mca coll_loom_allgather_min_procs 2"
 
 config_args() {
