@@ -89,7 +89,9 @@ static int mca_coll_loom_register(void)
      * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.29-0.73x on
      * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); its
      * MPI_Allreduce took 1.05-1.24x on the cluster at 200 mbit and 0.9-3x on
-     * one node, so it is left to the next component unless asked for */
+     * one node, so it is left to the next component unless asked for; with
+     * its pulls on both rails (docs/perf/2026-12-06-allreduce-rails.md) 4 MiB
+     * at 200 mbit took 145-152 ms, 1.05-1.1x coll tuned's 135-141 */
     c->reduce_min = 2097152;
     mca_coll_loom_param("reduce_min", "MPI_Reduce calls of fewer bytes go to the next "
         "component (0-1073741824)", OPAL_INFO_LVL_6, &c->reduce_min);
