@@ -16,8 +16,13 @@ if grep -l "ERROR: AddressSanitizer" "${files[@]}"; then
     fail=1
 fi
 # A leak record runs from "Direct/Indirect leak" to the next blank line.
+# Memory that Open MPI allocated for itself below one of loom's calls is
+# Open MPI's: orte_show_help packs each help message (loom's errors,
+# through opal_show_help) into a buffer of its own for mpirun, and one whose
+# sending had not ended when the process exited is reported lost there.
 loom_leaks=$(awk '/^(Direct|Indirect) leak/ {rec=$0; keep=1; next}
-                  keep && /^$/ {if (rec ~ /(mca_btl_loom|\/transport\/|\/component\/|\/test\/unit\/)/) print rec "\n"; keep=0; next}
+                  keep && /^$/ {if (rec ~ /(mca_btl_loom|\/transport\/|\/component\/|\/test\/unit\/)/ &&
+                                    rec !~ / in orte_show_help/) print rec "\n"; keep=0; next}
                   keep {rec = rec "\n" $0}' "${files[@]}")
 if [ -n "$loom_leaks" ]; then
     echo "asan-report: leaks from loom's own code:"
