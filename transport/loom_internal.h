@@ -30,13 +30,14 @@
 #define ucs_offsetof(_type, _member) offsetof(_type, _member)
 
 /* What striping learns about a rail: its rate, measured over windows of
- * time in which it had chunks in flight (loom_now_ns times). */
+ * time that open at a chunk's completion with others still in flight
+ * (stripe.c; loom_now_ns times), and the bytes it carries for every peer. */
 typedef struct loom_rail_flow {
     double     rate;          /* bytes/s, 0 until the first window closed */
     unsigned   inflight;      /* chunks on this rail, to every peer */
     size_t     bytes_out;     /* bytes of striped puts in flight, to every peer */
     size_t     bytes_in;      /* bytes of striped gets in flight, from every peer */
-    uint64_t   window_start;  /* 0: no window open (rail idle) */
+    uint64_t   window_start;  /* 0: no window open (none since it last ran dry) */
     size_t     window_bytes;  /* landed since window_start */
 } loom_rail_flow_t;
 

@@ -32,11 +32,10 @@ static bool loom_help_readable(const char *dir, const char *file)
 
 void loom_help_init(loom_help_t *help, const void *anchor)
 {
+    const bool *aggregate = NULL;
     char dir[PATH_MAX];
     char *slash;
     Dl_info info;
-
-    const bool *aggregate = NULL;
     int index;
 
     if (help->searched) {

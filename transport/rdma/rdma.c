@@ -128,6 +128,7 @@ static int loom_push_post(loom_peer_t *peer, loom_op_t *op, int rail, void *loca
     if (LOOM_OK != rc) {
         return rc;
     }
+    /* a chunk of a striped get: the owner serves it on this rail (wire.h) */
     ((loom_wire_push_req_t *)op->msg)->hdr.flags |= LOOM_WIRE_FLAG_ON_RAIL;
     loom_op_start(peer, op, LOOM_OP_PUSH_REQ, LOOM_STAGE_SEND);
     op->rail = rail;
