@@ -381,6 +381,10 @@ typedef struct loom_serve_notices {
 typedef int (*loom_poller_fn_t)(loom_engine_t *engine);
 #define LOOM_POLLERS_MAX 16
 #define LOOM_TIMERS_MAX  8
+/* Clock passes (loom_clock_pass): one in this many passes at most, and
+ * about this far apart. */
+#define LOOM_CLOCK_EVERY_MAX 64
+#define LOOM_CLOCK_PASS_NS   10000ull
 
 /* How often the rails' links (sysfs) are read while chunks are in flight. */
 #define LOOM_LINK_CHECK_NS (100ull * 1000000ull)
@@ -433,6 +437,10 @@ struct loom_engine {
     uint64_t             next_watch;   /* when the rails' liveness is checked next */
     uint64_t             next_link_check; /* when the rails' links are read next */
     unsigned             passes;       /* progress calls, for loom_clock_pass */
+    bool                 clock_due;    /* this pass is a clock pass */
+    unsigned             clock_passes; /* passes at the latest clock pass */
+    unsigned             clock_every;  /* passes from one clock pass to the next */
+    uint64_t             clock_pass_ns; /* when the latest clock pass read the clock */
     uint64_t             clock_ns;     /* loom_now_ns() of the latest clock pass */
     uint64_t             idle_since;   /* 0, or when progress first saw nothing to do */
     bool                 yielding;     /* idle past config.yield_after_us */

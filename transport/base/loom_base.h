@@ -120,13 +120,17 @@ static inline uint64_t loom_now_ns(void)
 }
 
 /* Whether a poller whose work is periodic reads the clock on this pass of
- * progress: one pass in 64, or every pass while someone sleeps on the
+ * progress (decided as the pass starts): every clock_every passes (paced by
+ * progress.c to about LOOM_CLOCK_PASS_NS apart), or every pass while someone sleeps on the
  * engine (passes are rare then).  A clock read costs about as much as the
  * rest of an empty pass, and reading it on every pass of a ping-pong was 8%
- * of a rank's samples (docs/perf/2026-11-29.md). */
+ * of a rank's samples (docs/perf/2026-11-29.md); one pass in 64 where a
+ * pass is a few system calls (tcp rails in a virtual machine, 10 us) read
+ * it every 640 us, and a waiting rank began to yield its core a millisecond
+ * late. */
 static inline bool loom_clock_pass(const loom_engine_t *engine)
 {
-    return engine->sleepers || 0 == (engine->passes & 63);
+    return engine->clock_due;
 }
 
 /* The time of the latest clock pass, free to read: behind the clock by the

@@ -103,6 +103,7 @@ int loom_engine_create(const loom_engine_config_t *config, loom_engine_t **engin
     }
     engine->config   = *config;
     engine->wake_fd  = -1;
+    engine->clock_every = 1; /* paced from the first passes on */
     (void)loom_engine_clock_read(engine);
     if (strlen(config->rails) >= sizeof(engine->rails_spec)) {
         loom_log(engine, LOOM_LOG_ERROR, "btl_loom_rails: %zu characters, at most %zu",
