@@ -97,7 +97,7 @@ static int mca_coll_loom_allgather_run(mca_coll_loom_allgather_t *ag)
             call->issued - mca_coll_loom_ended(call) < window) {
             mca_coll_loom_allgather_push(ag, call->issued);
         } else {
-            opal_progress();
+            mca_coll_loom_wait_step();
         }
     }
     if (LOOM_OK != call->failure) {

@@ -13,6 +13,7 @@
 #include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,12 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
     return mca_coll_loom_send_word(call, word, NULL);
 }
 
+void mca_coll_loom_wait_step(void)
+{
+    opal_progress();
+    sched_yield();
+}
+
 int mca_coll_loom_drain(mca_coll_loom_call_t *call)
 {
     ompi_request_t **reqs = NULL;
@@ -186,7 +193,7 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
             told = true;
             continue;
         }
-        opal_progress();
+        mca_coll_loom_wait_step();
     }
     if (NULL != reqs) {
         for (v = 0; v < call->size; ++v) {
