@@ -12,19 +12,15 @@
 #include "opal/datatype/opal_convertor.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
-#include "opal/threads/mutex.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
+#include "btl_loom_compat.h"
 
 #include "loom/transport.h"
 #include "common/btl_loom_coll_api.h"
 #include "common/loom_help.h"
 
 BEGIN_C_DECLS
-
-#if BTL_VERSION != 310
-#error "loom implements BTL interface 3.1.0 (Open MPI 4.1.x) only"
-#endif
 
 /* Per-rail counters exported as MPI_T performance variables. */
 #define MCA_BTL_LOOM_PVAR_RAILS LOOM_MAX_RAILS
@@ -89,7 +85,7 @@ typedef struct mca_btl_loom_component_t {
                                     lock, never before it */
 } mca_btl_loom_component_t;
 
-OPAL_MODULE_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
+MCA_BTL_LOOM_DECLSPEC extern mca_btl_loom_component_t mca_btl_loom_component;
 
 typedef struct mca_btl_loom_module_t {
     mca_btl_base_module_t super;

@@ -5,7 +5,6 @@
  */
 #include "btl_loom.h"
 
-#include "opal/mca/pmix/pmix.h"
 #include "opal/runtime/opal.h"
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
@@ -47,23 +46,18 @@ mca_btl_loom_component_t mca_btl_loom_component = {
 
 int mca_btl_loom_check_runtime_version(void)
 {
-    char built[32];
-
-    /* BTL 3.1.0 is the interface of the Open MPI 4.1 series: refuse others. */
-    snprintf(built, sizeof(built), "%d.%d.", OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION);
-    if (0 != strncmp(opal_version_string, built, strlen(built))) {
-        opal_output(0, "btl loom: built for Open MPI %s (BTL interface 3.1.0) but "
-                    "loaded into Open MPI %s; rebuild loom against this Open MPI. "
-                    "loom disabled.", OPAL_VERSION, opal_version_string);
-        return OPAL_ERR_NOT_SUPPORTED;
-    }
-    return OPAL_SUCCESS;
+    return loom_check_series("btl loom", "BTL interface " MCA_BTL_LOOM_INTERFACE);
 }
 
 static int mca_btl_loom_component_register(void)
 {
-    int rc;
+    /* before anything of Open MPI's is used: a loom built for another
+     * series must not run any further */
+    int rc = mca_btl_loom_check_runtime_version();
 
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
     /* first: the parameters' checks below show their errors from it */
     loom_help_init(&mca_btl_loom_help, &mca_btl_loom_component);
     rc = mca_btl_loom_params_register();
@@ -272,7 +266,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
         goto err;
     }
     loom_engine_address(engine, &blob, &blob_len);
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_loom_component.super.btl_version,
+    OPAL_MODEX_SEND(rc, MCA_BTL_LOOM_MODEX_SCOPE, &mca_btl_loom_component.super.btl_version,
                     blob, blob_len);
     if (OPAL_SUCCESS != rc) {
         opal_output(0, "btl loom: cannot publish rail addresses: %d", rc);

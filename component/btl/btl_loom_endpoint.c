@@ -45,10 +45,12 @@ loom_peer_t *mca_btl_loom_endpoint_peer(struct mca_btl_base_endpoint_t *endpoint
     free(endpoint->addr_blob);
     endpoint->addr_blob = NULL;
     if (LOOM_OK != rc) {
+        char host[256];
+
         endpoint->peer = NULL;
         opal_output(0, "btl loom: cannot connect to %s on %s: %s",
                     OPAL_NAME_PRINT(proc->proc_name),
-                    NULL != proc->proc_hostname ? proc->proc_hostname : "unknown host",
+                    mca_btl_loom_proc_host(proc, host, sizeof(host)),
                     loom_strerror(rc));
     }
     return endpoint->peer;

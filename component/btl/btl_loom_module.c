@@ -6,7 +6,6 @@
 #include "btl_loom.h"
 
 #include "opal/class/opal_bitmap.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/proc.h"
 
 #include <string.h>

@@ -264,8 +264,6 @@ void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length)
 {
     mca_btl_loom_module_t *module = mca_btl_loom_component.module;
     const mca_btl_active_message_callback_t *reg;
-    mca_btl_base_descriptor_t des;
-    mca_btl_base_segment_t segment;
 
     (void)ctx;
     /* the engine drops tags past the table (config.tag_count) */
@@ -275,10 +273,5 @@ void mca_btl_loom_recv(void *ctx, uint8_t tag, const void *data, size_t length)
                     "registered", tag);
         return;
     }
-    memset(&des, 0, sizeof(des));
-    segment.seg_addr.pval = (void *)data;
-    segment.seg_len       = length;
-    des.des_segments      = &segment;
-    des.des_segment_count = 1;
-    reg->cbfunc(&module->super, tag, &des, reg->cbdata);
+    mca_btl_loom_deliver(&module->super, reg, tag, data, length);
 }

@@ -19,12 +19,13 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
+#include "coll_loom_compat.h"
 
 #include "common/btl_loom_coll_api.h"
 #include "common/loom_help.h"
 
 typedef struct mca_coll_loom_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_loom_base_component_t super;
     int priority;
     int verbose;
     int output;
@@ -47,7 +48,7 @@ typedef struct mca_coll_loom_component_t {
     int allgather_window;  /* a rank's pushes in flight at once */
 } mca_coll_loom_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+MCA_COLL_LOOM_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
 /* What coll loom did in this process (pvars coll_loom_*). */
 typedef struct mca_coll_loom_stats {

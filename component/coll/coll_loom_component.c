@@ -18,7 +18,7 @@ static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mp
 mca_coll_loom_component_t mca_coll_loom_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            MCA_COLL_LOOM_BASE_VERSION,
             .mca_component_name            = "loom",
             .mca_component_major_version   = 1,
             .mca_component_minor_version   = 0,
@@ -45,6 +45,9 @@ static int mca_coll_loom_register(void)
 {
     mca_coll_loom_component_t *c = &mca_coll_loom_component;
 
+    if (OPAL_SUCCESS != loom_check_series("coll loom", MCA_COLL_LOOM_INTERFACE)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
     loom_help_init(&mca_coll_loom_help, &mca_coll_loom_component);
     c->priority = 40;
     mca_coll_loom_param("priority", "Priority of coll loom (above coll tuned's 30: its "

@@ -8,6 +8,7 @@
 #include "opal_config.h"
 
 #include "common/loom_help.h"
+#include "common/loom_compat.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/installdirs/installdirs.h"
 
@@ -44,7 +45,7 @@ void loom_help_init(loom_help_t *help, const void *anchor)
     help->searched = true;
     /* registered by Open MPI's runtime (true unless set to 0); absent in
      * tools such as ompi_info, which print their messages themselves */
-    help->relay = OPAL_SUCCESS == mca_base_var_find_by_name("orte_base_help_aggregate", &index) &&
+    help->relay = OPAL_SUCCESS == mca_base_var_find_by_name(LOOM_HELP_AGGREGATE_VAR, &index) &&
                   OPAL_SUCCESS == mca_base_var_get_value(index, &aggregate, NULL, NULL) &&
                   NULL != aggregate && *aggregate;
     /* the directory the component was loaded from: Open MPI's component

@@ -43,7 +43,7 @@ typedef struct loom_help {
     const char *file;     /* e.g. "help-mpi-btl-loom.txt" */
     bool        searched; /* loom_help_init ran */
     bool        found;    /* opal_show_help can read the file */
-    bool        relay;    /* orte_base_help_aggregate: mpirun prints one for all */
+    bool        relay;    /* LOOM_HELP_AGGREGATE_VAR: the launcher prints one for all */
 } loom_help_t;
 
 /* Finds help->file beside the shared object that holds anchor (any symbol
