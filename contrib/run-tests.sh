@@ -4,13 +4,36 @@
 # (unit tests of the engine, MPI tests through `--mca btl self,loom`, component
 # and virtual-cluster checks), then the same again built with AddressSanitizer;
 # the soft-RoCE guest's run over rc_verbs goes on beside both.
-# Usage: contrib/run-tests.sh [--no-asan]
+# Then loom again, built against Open MPI 5.0 (test/ompi5-stage.sh), from the
+# cache contrib/ompi5-build.sh keeps outside the clone: on a machine without
+# it, that build starts at once in the background at the lowest priority
+# and goes on after this command ends; the stage says it skipped, and the
+# next run has it (or with --wait-ompi5 this run waits for it).
+# Usage: contrib/run-tests.sh [--no-asan] [--wait-ompi5]
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 asan=yes
-[ "${1:-}" = "--no-asan" ] && asan=no
+wait_ompi5=no
+for arg in "$@"; do
+    case "$arg" in
+    --no-asan) asan=no ;;
+    --wait-ompi5) wait_ompi5=yes ;;
+    *) echo "usage: $0 [--no-asan] [--wait-ompi5]" >&2; exit 2 ;;
+    esac
+done
 
 "$src/contrib/install-deps.sh"
+
+# Open MPI 5.0 for the last stage: built beside everything else when not
+# cached (about 45 minutes on 2 cores), in a session of its own so that it
+# outlives this command.
+mkdir -p "$src/build"
+ompi5_pid=
+if ! "$src/contrib/ompi5-build.sh" --check >/dev/null 2>&1; then
+    echo "=== Open MPI 5.0: not cached; building it in the background (log build/ompi5-build.out)"
+    setsid nice -n 19 "$src/contrib/ompi5-build.sh" >"$src/build/ompi5-build.out" 2>&1 </dev/null &
+    ompi5_pid=$!
+fi
 
 # Say plainly why a test was skipped (its log's SKIP line).
 say_skips() {
@@ -106,6 +129,26 @@ if [ "$asan" = yes ]; then
         echo "=== loom with AddressSanitizer: build FAILED"
         status=1
     fi
+fi
+if [ "$wait_ompi5" = yes ] && [ -n "$ompi5_pid" ]; then
+    echo "=== Open MPI 5.0: waiting for its build"
+    wait "$ompi5_pid" || true
+fi
+echo "=== Open MPI 5.0 stage"
+rc=0
+"$src/test/ompi5-stage.sh" "$src/build-ompi5" || rc=$?
+if [ $rc -eq 77 ]; then
+    echo "=== Open MPI 5.0 stage: skipped${ompi5_pid:+ (its build goes on in the background: build/ompi5-build.out)}"
+elif [ $rc -eq 0 ]; then
+    echo "=== Open MPI 5.0 stage: passed"
+else
+    echo "=== Open MPI 5.0 stage: FAILED"
+    status=1
+fi
+if [ -n "$ompi5_pid" ] && ! kill -0 "$ompi5_pid" 2>/dev/null && ! wait "$ompi5_pid"; then
+    echo "=== Open MPI 5.0: its build FAILED (build/ompi5-build.out):"
+    tail -n 20 "$src/build/ompi5-build.out"
+    status=1
 fi
 echo "=== soft-RoCE guest: waiting for it"
 if wait "$guest_pid"; then

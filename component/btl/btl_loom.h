@@ -46,7 +46,7 @@ typedef struct mca_btl_loom_component_t {
     int   tcp_stream_copy;    /* btl_loom_tcp_stream_copy, bytes (0: never) */
     int   tcp_stream_reuse;   /* btl_loom_tcp_stream_reuse, bytes (0: stream always) */
     int   zcopy_threshold;    /* btl_loom_zcopy_threshold */
-    bool  atomics;            /* btl_loom_atomics */
+    int   atomics;            /* btl_loom_atomics: -1 auto, 0 off, 1 on */
     int   stripe_threshold;   /* btl_loom_stripe_threshold */
     int   stripe_chunk;       /* btl_loom_stripe_chunk */
     int   stripe_depth;       /* btl_loom_stripe_depth */

@@ -7,9 +7,11 @@
 #include "btl_loom.h"
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +32,25 @@ void mca_btl_loom_param_register(const char *name, const char *desc, mca_base_va
 static void mca_btl_loom_reg_int(const char *name, const char *desc, int level, int *storage)
 {
     mca_btl_loom_param_register(name, desc, MCA_BASE_VAR_TYPE_INT, level, storage);
+}
+
+/* Open MPI 4.1.0-4.1.4: osc rdma deadlocks on a dynamic window whose owner
+ * is on another node when a BTL offers atomics (issue 10328, fixed in
+ * 4.1.5); the version loom runs in, not the one it was built against. */
+static bool mca_btl_loom_osc_deadlocks(void)
+{
+    int major = 0, minor = 0, release = 0;
+
+    if (sscanf(opal_version_string, "%d.%d.%d", &major, &minor, &release) < 2) {
+        return true; /* unknown: as if affected */
+    }
+    return 4 == major && 1 == minor && release < 5;
+}
+
+/* btl_loom_atomics (-1 auto, 0, 1): whether the BTL offers its atomics. */
+static bool mca_btl_loom_atomics_on(int setting)
+{
+    return 1 == setting || (-1 == setting && !mca_btl_loom_osc_deadlocks());
 }
 
 /* Refuse a value outside [min, max], naming the parameter. */
@@ -90,14 +111,14 @@ int mca_btl_loom_params_register(void)
                          "segments mean fewer, cheaper writes) and, up to 512 KiB of data, loom's "
                          "eager limit and send size (0: UCX's default of 8 KiB; 1024-4194304)",
                          OPAL_INFO_LVL_5, &c->tcp_seg_size);
-    c->atomics = false;
-    mca_btl_loom_param_register("atomics",
+    c->atomics = -1;
+    mca_btl_loom_reg_int("atomics",
         "Offer the BTL's atomics (run by the target's CPU), so that Open MPI's osc rdma runs "
-        "MPI one-sided communication over loom; off by default because Open MPI 4.1.4's osc "
-        "rdma deadlocks on dynamic windows whose owner is on another node, with any BTL that "
-        "offers atomics (Open MPI issue 10328, fixed in 4.1.5); off, osc rdma steps aside "
-        "and one-sided communication needs osc pt2pt",
-        MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->atomics);
+        "MPI one-sided communication over loom: 1 on, 0 off, -1 on unless the Open MPI loom "
+        "runs in is 4.1.0-4.1.4, whose osc rdma deadlocks on dynamic windows whose owner is "
+        "on another node with any BTL that offers atomics (Open MPI issue 10328, fixed in "
+        "4.1.5); off, osc rdma steps aside and one-sided communication needs osc pt2pt "
+        "(4.1; Open MPI 5.0 has none)", OPAL_INFO_LVL_4, &c->atomics);
     c->tcp_trust_network = false;
     mca_btl_loom_param_register("tcp_trust_network",
         "Rails whose NIC checks no memory keys (tcp) take raw puts: the target does not "
@@ -258,7 +279,7 @@ int mca_btl_loom_params_register(void)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    if (!c->atomics) {
+    if (!mca_btl_loom_atomics_on(c->atomics)) {
         m->btl_flags       &= ~(MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS);
         m->btl_atomic_flags = 0;
     }
@@ -266,6 +287,7 @@ int mca_btl_loom_params_register(void)
     if (OPAL_SUCCESS != mca_btl_loom_check_range("max_rails", c->max_rails, 1,
                                                  LOOM_MAX_RAILS) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("verbose", c->verbose, 0, 100) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("atomics", c->atomics, -1, 1) ||
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
                                                   1 << 22)) ||

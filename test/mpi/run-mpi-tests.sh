@@ -25,6 +25,9 @@
 #                      words: the runs that set that variable, or
 #                      PROGRAM/NAME=value: that program's runs that set it
 #                      (default: none; the emulated rxe guest leaves some out)
+#   LOOM_TEST_ENTRIES  entries run instead of the table below, one per line,
+#                      written as the table's (the Open MPI 5.0 stage's
+#                      one-sided runs)
 #   LOOM_TEST_REPEAT   1: a pass repeated in another mode (the eager ring and
 #                      connect-to-ep wrappers): at most 4 processes, without
 #                      test_large and test_allreduce, which the plain pass runs
@@ -103,6 +106,10 @@ tests=(
     "OMPI_MCA_btl_loom_tcp_stream_copy=65536 OMPI_MCA_btl_loom_tcp_stream_reuse=0 LOOM_EXPECT_STREAMED=1 test_sizes 2"
     "OMPI_MCA_btl_loom_tcp_stream_copy=524288 LOOM_EXPECT_STREAMED=some test_sizes 2"
 )
+
+if [ -n "${LOOM_TEST_ENTRIES:-}" ]; then
+    mapfile -t tests <<<"$LOOM_TEST_ENTRIES"
+fi
 
 # A test that runs out of time shows where its ranks stood: their stacks go to
 # its log (gdb, where installed) before it is killed.
