@@ -22,7 +22,8 @@ if [ "${1:-}" = "--ompi" ]; then
         build=$src/build-ompi5
         configure=(--with-ompi="$prefix")
         ompi_info=$prefix/bin/ompi_info
-        export LOOM_MPIRUN="$prefix/bin/mpirun"
+        # on loopback only, in a namespace of its own (see there)
+        export LOOM_MPIRUN="$src/contrib/ompi5-mpirun.sh"
         ;;
     *) echo "demo: --ompi 4 or --ompi 5" >&2; exit 2 ;;
     esac

@@ -5,6 +5,7 @@
 # Usage: contrib/install-deps.sh [--rxe]
 #   --rxe   only what the soft-RoCE guest needs (qemu, debootstrap, mkfs.ext4)
 #   --plot  only what contrib/failover-plot.sh needs (gnuplot)
+#   --ompi5 only what contrib/ompi5-build.sh needs to build Open MPI 5.0
 set -eu
 
 packages=(build-essential autoconf automake libtool pkg-config
@@ -13,6 +14,8 @@ packages=(build-essential autoconf automake libtool pkg-config
 case "${1:-}" in
     --rxe) packages=(qemu-system-x86 debootstrap e2fsprogs) ;;
     --plot) packages=(gnuplot-nox) ;;
+    --ompi5) packages=(build-essential autoconf automake libtool flex perl
+                       libhwloc-dev libevent-dev libucx-dev zlib1g-dev) ;;
 esac
 
 missing=()

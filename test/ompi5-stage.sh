@@ -21,7 +21,16 @@ if ! "$src/contrib/build.sh" "$build" --with-ompi="$prefix" ||
     echo "FAIL: loom does not build against Open MPI 5.0 at $prefix"
     exit 1
 fi
-make -C "$build" check-ompi5 >"$build/check-ompi5.out" 2>&1
+# Open MPI 5.0's runtime (PRRTE) leaves loopback out where any other
+# interface exists, and loom's tests keep to loopback: mpirun runs in a
+# network namespace with nothing but lo (contrib/ompi5-mpirun.sh).  The
+# cluster check brings its own namespaces and runs 5.0's mpirun there.
+if ! "$src/contrib/ompi5-mpirun.sh" --version >/dev/null 2>&1; then
+    echo "SKIP: Open MPI 5.0's mpirun keeps to loopback only in a network namespace of its own, which needs root"
+    exit 77
+fi
+LOOM_CLUSTER_MPIRUN=$prefix/bin/mpirun LOOM_MPIRUN=$src/contrib/ompi5-mpirun.sh \
+    make -C "$build" check-ompi5 MPIRUN="$src/contrib/ompi5-mpirun.sh" >"$build/check-ompi5.out" 2>&1
 rc=$?
 grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR):' "$build/check-ompi5.out"
 if [ $rc -ne 0 ]; then

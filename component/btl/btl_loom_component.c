@@ -262,6 +262,8 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
         goto err;
     }
     *module = mca_btl_loom_module_template;
+    /* not in the registered flags: ompi_info of 5.0 cannot name it */
+    module->super.btl_flags |= MCA_BTL_LOOM_EXTRA_FLAGS;
     if (OPAL_SUCCESS != mca_btl_loom_module_init(module, engine)) {
         goto err;
     }

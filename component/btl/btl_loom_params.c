@@ -266,7 +266,7 @@ int mca_btl_loom_params_register(void)
     m->btl_bandwidth         = 0;
     m->btl_flags             = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |
                                MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_ATOMIC_OPS |
-                               MCA_BTL_FLAGS_ATOMIC_FOPS | MCA_BTL_LOOM_EXTRA_FLAGS;
+                               MCA_BTL_FLAGS_ATOMIC_FOPS;
     /* run by the target's CPU: coherent with its own CPU atomics (GLOB) */
     m->btl_atomic_flags      = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_AND |
                                MCA_BTL_ATOMIC_SUPPORTS_OR | MCA_BTL_ATOMIC_SUPPORTS_XOR |
