@@ -137,6 +137,8 @@ fi
 echo "=== Open MPI 5.0 stage"
 rc=0
 "$src/test/ompi5-stage.sh" "$src/build-ompi5" || rc=$?
+[ $rc -ne 77 ] && [ -f "$src/build-ompi5/check-ompi5.out" ] &&
+    report "$src/build-ompi5" "$src/build-ompi5/check-ompi5.out"
 if [ $rc -eq 77 ]; then
     echo "=== Open MPI 5.0 stage: skipped${ompi5_pid:+ (its build goes on in the background: build/ompi5-build.out)}"
 elif [ $rc -eq 0 ]; then
