@@ -8,7 +8,7 @@
 # With --ompi 5 as its first argument it does the same against Open MPI 5.0,
 # built first where it is not cached (contrib/ompi5-build.sh), with 5.0's
 # own btl tcp and pml ucx beside loom.  Other arguments go to loom-bench.sh.
-set -eu
+set -eu -o pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 "$src/contrib/install-deps.sh"
 build=$src/build
@@ -19,6 +19,7 @@ if [ "${1:-}" = "--ompi" ]; then
     4|4.1) ;;
     5|5.0)
         prefix=$(LOOM_OMPI5_WAIT=1 "$src/contrib/ompi5-build.sh" | tail -n 1)
+        [ -x "$prefix/bin/mpirun" ] || { echo "demo: Open MPI 5.0 did not build" >&2; exit 1; }
         build=$src/build-ompi5
         configure=(--with-ompi="$prefix")
         ompi_info=$prefix/bin/ompi_info

@@ -4,8 +4,10 @@
 # (../shared/third-party/openmpi-5.0.9-loom-src.tar.xz, or $LOOM_OMPI5_SRC)
 # into a cache outside the clone, once per machine: only what loom's tests
 # need (C bindings, ob1, osc rdma and ucx, btl self/tcp/sm, pml ucx; no Fortran,
-# ROMIO or OpenSHMEM). Reused while the archive's sha256 and this script stay
-# the same. Prints the installed prefix on its last line.
+# ROMIO or OpenSHMEM). Reused while the archive's sha256 and the configure
+# options below stay the same (what is done after the install, such as the
+# headers copied in, does not change the key: remove the cache by hand when
+# that changes). Prints the installed prefix on its last line.
 # Usage: contrib/ompi5-build.sh [--check]
 #   --check  build nothing: print the prefix and exit 0 if the cache is
 #            complete, exit 2 if it is absent (or incomplete), 3 while
@@ -33,25 +35,33 @@ key=$(echo "${configure_options[*]}" | sha256sum | cut -c1-12)
 cache=${LOOM_OMPI5_CACHE:-/var/cache/loom-ompi5}/${want_sha:0:12}-$key
 prefix=$cache/install
 
+complete() {
+    [ -f "$cache/complete" ] && [ -x "$prefix/bin/mpicc" ]
+}
+# asking takes no lock: "complete" is written last
+if [ "${1:-}" = "--check" ] && ! complete; then
+    if [ -d "$cache" ] && ! flock -n "$(dirname "$cache")/.lock" true 2>/dev/null; then
+        echo "ompi5-build: another process is building Open MPI 5.0 into $cache" >&2
+        exit 3
+    fi
+    echo "ompi5-build: no complete build in $cache" >&2
+    exit 2
+fi
 mkdir -p "$(dirname "$cache")"
 # one build at a time (the test command leaves one running in the background)
 exec 9>"$(dirname "$cache")/.lock"
-if ! flock -n 9; then
-    if [ "${1:-}" = "--check" ] || [ -z "${LOOM_OMPI5_WAIT:-}" ]; then
+if ! complete && ! flock -n 9; then
+    if [ -z "${LOOM_OMPI5_WAIT:-}" ]; then
         echo "ompi5-build: another process is building Open MPI 5.0 into $cache" >&2
         exit 3
     fi
     flock 9
 fi
-if [ -f "$cache/complete" ] && [ -x "$prefix/bin/mpicc" ]; then
+if complete; then
     echo "ompi5-build: Open MPI $("$prefix/bin/ompi_info" --version 2>/dev/null |
         sed -n 's/^Open MPI v//p' | head -n 1) cached in $cache"
     echo "$prefix"
     exit 0
-fi
-if [ "${1:-}" = "--check" ]; then
-    echo "ompi5-build: no complete build in $cache" >&2
-    exit 2
 fi
 if [ ! -f "$archive" ]; then
     echo "ompi5-build: the source archive $archive is not there" >&2
@@ -69,6 +79,9 @@ mkdir -p "$cache"
 log=$cache/build.log
 echo "ompi5-build: building into $prefix (log $log)" >&2
 start=$SECONDS
+# set -e does not hold in a subshell whose status is tested: its status is
+# taken apart, with the script's set -e off around it
+set +e
 (
     set -e
     cd "$cache"
@@ -83,11 +96,14 @@ start=$SECONDS
     # which Open MPI does not install (noinst): a component needs them
     mkdir -p "$prefix/include/openmpi/opal/mca/threads/pthreads"
     cp opal/mca/threads/pthreads/*.h "$prefix/include/openmpi/opal/mca/threads/pthreads/"
-) >"$log" 2>&1 || {
+) >"$log" 2>&1
+rc=$?
+set -e
+if [ $rc -ne 0 ]; then
     echo "ompi5-build: the build failed; the end of $log:" >&2
     tail -n 30 "$log" >&2
     exit 1
-}
+fi
 # The build tree is not needed once installed (about 1 GiB).
 find "$cache" -mindepth 1 -maxdepth 1 -type d ! -name install -exec rm -rf {} +
 echo "$((SECONDS - start))" >"$cache/build-seconds"

@@ -29,7 +29,9 @@ done
 # outlives this command.
 mkdir -p "$src/build"
 ompi5_pid=
-if ! "$src/contrib/ompi5-build.sh" --check >/dev/null 2>&1; then
+ompi5_check=0
+"$src/contrib/ompi5-build.sh" --check >/dev/null 2>&1 || ompi5_check=$?
+if [ $ompi5_check -eq 2 ]; then # absent; 3: another process builds it
     echo "=== Open MPI 5.0: not cached; building it in the background (log build/ompi5-build.out)"
     setsid nice -n 19 "$src/contrib/ompi5-build.sh" >"$src/build/ompi5-build.out" 2>&1 </dev/null &
     ompi5_pid=$!

@@ -61,6 +61,12 @@ run_bad "btl_loom_max_rails" --mca btl_loom_rails auto --mca btl_loom_max_rails 
 run_bad "btl_loom_rails: no UCT transport 'tcp' on device 'nosuchdev'" \
         --mca btl_loom_rails tcp:nosuchdev
 run_bad "btl_loom_rails: entry 'bogus'" --mca btl_loom_rails bogus
+run_bad "invalid value 2 for MCA parameter btl_loom_atomics" --mca btl_loom_rails tcp:lo \
+        --mca btl_loom_atomics 2
+if [ "${LOOM_OMPI_SERIES:-4.1}" = 5.0 ]; then
+    run_bad "btl_loom_atomics 0 is refused on Open MPI 5" --mca btl_loom_rails tcp:lo \
+            --mca btl_loom_atomics 0
+fi
 # the help file's words: what went wrong, then what to do
 run_bad "btl loom could not open its rails" --mca btl_loom_rails tcp:nosuchdev
 run_bad "btl loom does not run in this process" --mca btl_loom_rails tcp:lo \

@@ -12,7 +12,9 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-ompi5}
 
-if ! prefix=$("$src/contrib/ompi5-build.sh" --check 2>/dev/null | tail -n 1); then
+set -o pipefail # a failed --check must not pass for an empty prefix
+if ! prefix=$("$src/contrib/ompi5-build.sh" --check 2>/dev/null | tail -n 1) ||
+   [ ! -x "$prefix/bin/mpirun" ]; then
     echo "SKIP: no Open MPI 5.0 built yet ($("$src/contrib/ompi5-build.sh" --check 2>&1 | head -n 1))"
     exit 77
 fi

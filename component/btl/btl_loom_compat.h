@@ -37,6 +37,8 @@
 #define MCA_BTL_LOOM_DECLSPEC       OPAL_MODULE_DECLSPEC
 #define MCA_BTL_LOOM_MODEX_SCOPE    OPAL_PMIX_GLOBAL
 #define MCA_BTL_LOOM_EXTRA_FLAGS    0
+/* without loom's atomics, osc pt2pt carries one-sided communication */
+#define MCA_BTL_LOOM_ATOMICS_MAY_BE_OFF 1
 #elif BTL_VERSION == 330
 #include "opal/mca/pmix/pmix-internal.h"
 #include "opal/mca/threads/mutex.h"
@@ -47,6 +49,10 @@
 /* a put or get completes once placed at the target (a checked write's
  * answer on tcp, the rail's flush elsewhere): osc rdma may drive loom */
 #define MCA_BTL_LOOM_EXTRA_FLAGS    MCA_BTL_FLAGS_RDMA_REMOTE_COMPLETION
+/* without them osc rdma runs its active-message emulation of RDMA through
+ * loom, which needs the sender of each message; loom's receive descriptor
+ * names none (mca_btl_loom_deliver) and the emulation aborts on that */
+#define MCA_BTL_LOOM_ATOMICS_MAY_BE_OFF 0
 #else
 #error "loom builds against BTL interface 3.1.0 (Open MPI 4.1) or 3.3.0 (Open MPI 5.0)"
 #endif

@@ -42,9 +42,22 @@ static bool mca_btl_loom_osc_deadlocks(void)
     int major = 0, minor = 0, release = 0;
 
     if (sscanf(opal_version_string, "%d.%d.%d", &major, &minor, &release) < 2) {
-        return true; /* unknown: as if affected */
+        return 4 == OPAL_MAJOR_VERSION; /* unknown: as the series built for */
     }
     return 4 == major && 1 == minor && release < 5;
+}
+
+/* btl_loom_atomics 0 where osc rdma would then abort (btl_loom_compat.h). */
+static int mca_btl_loom_check_atomics_off(int setting)
+{
+    if (0 == setting && !MCA_BTL_LOOM_ATOMICS_MAY_BE_OFF) {
+        opal_output(0, "btl loom: btl_loom_atomics 0 is refused on Open MPI %s: osc rdma would "
+                    "then run MPI one-sided communication through its active-message emulation "
+                    "over loom, which needs the sender of each message and aborts without it; "
+                    "use -1 (the default) or 1", OPAL_VERSION);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
 }
 
 /* btl_loom_atomics (-1 auto, 0, 1): whether the BTL offers its atomics. */
@@ -118,7 +131,7 @@ int mca_btl_loom_params_register(void)
         "runs in is 4.1.0-4.1.4, whose osc rdma deadlocks on dynamic windows whose owner is "
         "on another node with any BTL that offers atomics (Open MPI issue 10328, fixed in "
         "4.1.5); off, osc rdma steps aside and one-sided communication needs osc pt2pt "
-        "(4.1; Open MPI 5.0 has none)", OPAL_INFO_LVL_4, &c->atomics);
+        "(4.1; on Open MPI 5.0, which has none, 0 is refused)", OPAL_INFO_LVL_4, &c->atomics);
     c->tcp_trust_network = false;
     mca_btl_loom_param_register("tcp_trust_network",
         "Rails whose NIC checks no memory keys (tcp) take raw puts: the target does not "
@@ -287,7 +300,9 @@ int mca_btl_loom_params_register(void)
     if (OPAL_SUCCESS != mca_btl_loom_check_range("max_rails", c->max_rails, 1,
                                                  LOOM_MAX_RAILS) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("verbose", c->verbose, 0, 100) ||
-        OPAL_SUCCESS != mca_btl_loom_check_range("atomics", c->atomics, -1, 1) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("atomics", c->atomics,
+                                                 -1, 1) ||
+        OPAL_SUCCESS != mca_btl_loom_check_atomics_off(c->atomics) ||
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
                                                   1 << 22)) ||

@@ -61,7 +61,7 @@ int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call)
             failed = true;
             (void)api->counters_release(first + MCA_COLL_LOOM_BCAST_TOTAL, count - 1);
         }
-        opal_progress();
+        mca_coll_loom_wait_step();
     }
     (void)api->counters_release(first, failed ? 1 : count);
     if (MCA_COLL_LOOM_OUTCOME_FALL_BACK == outcome) {

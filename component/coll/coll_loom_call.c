@@ -10,6 +10,7 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
@@ -167,10 +168,29 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
     return mca_coll_loom_send_word(call, word, NULL);
 }
 
+/* btl_loom_yield_after 0 asks loom never to yield a rank's core: coll
+ * loom's waits keep to it too (read once: btl loom registered it before
+ * any communicator had a collective). */
+static bool mca_coll_loom_yields(void)
+{
+    static int yields = -1;
+    const int *value = NULL;
+    int index;
+
+    if (yields < 0) {
+        yields = !(OPAL_SUCCESS == mca_base_var_find_by_name("btl_loom_yield_after", &index) &&
+                   OPAL_SUCCESS == mca_base_var_get_value(index, &value, NULL, NULL) &&
+                   NULL != value && 0 == *value);
+    }
+    return 1 == yields;
+}
+
 void mca_coll_loom_wait_step(void)
 {
     opal_progress();
-    sched_yield();
+    if (mca_coll_loom_yields()) {
+        sched_yield();
+    }
 }
 
 int mca_coll_loom_drain(mca_coll_loom_call_t *call)

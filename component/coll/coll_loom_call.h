@@ -128,7 +128,8 @@ int mca_coll_loom_words(mca_coll_loom_call_t *call, int32_t *words,
  * wait is for another rank's progress, and where ranks share cores (4 ranks
  * on 2 on the virtual cluster) spinning kept the rank waited for off its
  * core: a forced 16 KiB broadcast on 4 ranks took 0.51 ms when only the
- * engine yielded (after btl_loom_yield_after), 0.38-0.45 ms yielding here. */
+ * engine yielded (after btl_loom_yield_after), 0.38-0.45 ms yielding here.
+ * Not with btl_loom_yield_after 0 (never yield). */
 void mca_coll_loom_wait_step(void);
 /* Counts a call coll loom ran (pvars): carried, fallen back or failed by
  * rc; returns rc. */

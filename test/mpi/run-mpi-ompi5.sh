@@ -12,10 +12,13 @@
 set -eu
 dir=$(dirname "${BASH_SOURCE[0]}")
 export LOOM_TEST_LEAVE_OUT="${LOOM_TEST_LEAVE_OUT:-} OMPI_MCA_osc=pt2pt OMPI_MCA_btl_loom_atomics=1"
+rc=0
 LOOM_TEST_ONLY="test_sizes test_datatypes test_many_outstanding test_any_source test_alltoall \
 test_stripe test_p2p_modes test_collectives test_bcast test_allreduce test_allgather test_rcache \
-test_threads test_spawn test_pvars" LOOM_TEST_LARGEST_NP=1 LOOM_TEST_MAX_NP=4 "$dir/run-mpi-tests.sh"
+test_threads test_spawn test_pvars" LOOM_TEST_LARGEST_NP=1 LOOM_TEST_MAX_NP=4 "$dir/run-mpi-tests.sh" ||
+    rc=1
 # one-sided by default: no osc and no btl_loom_atomics argument
 LOOM_TEST_ENTRIES="test_rma 2 4 8
 LOOM_EXPECT_BTL_ATOMICS=1 test_osc_atomics 2 4 8
-test_osc_loops 2 4" "$dir/run-mpi-tests.sh"
+test_osc_loops 2 4" "$dir/run-mpi-tests.sh" || rc=1
+exit $rc
