@@ -4,7 +4,7 @@
 # configured --with-ompi=<5.0>): one run of every path a message takes
 # through loom (eager and rendezvous sizes, datatypes, wildcards, striping
 # over two rails, pushes and coll loom's collectives, threads, spawn, the
-# pvars), each at its largest process count up to 4, then one-sided
+# pvars), each at its largest process count up to 4, the eager rings, then one-sided
 # communication with no --mca osc argument at 2, 4 and 8 ranks: Open MPI
 # 5.0's default osc must run it over loom's RDMA and atomics (the pvar
 # btl_loom_atomics counts them; test_osc_atomics includes dynamic windows).
@@ -17,8 +17,11 @@ LOOM_TEST_ONLY="test_sizes test_datatypes test_many_outstanding test_any_source 
 test_stripe test_p2p_modes test_collectives test_bcast test_allreduce test_allgather test_rcache \
 test_threads test_spawn test_pvars" LOOM_TEST_LARGEST_NP=1 LOOM_TEST_MAX_NP=4 "$dir/run-mpi-tests.sh" ||
     rc=1
-# one-sided by default: no osc and no btl_loom_atomics argument
-LOOM_TEST_ENTRIES="test_rma 2 4 8
+# the eager rings (on tcp only when asked: "rdma" leaves them to RDMA
+# rails), then one-sided by default: no osc and no btl_loom_atomics argument
+LOOM_TEST_ENTRIES="OMPI_MCA_btl_loom_eager_rdma=on test_sizes 2 4
+OMPI_MCA_btl_loom_eager_rdma=on test_any_source 4
+test_rma 2 4 8
 LOOM_EXPECT_BTL_ATOMICS=1 test_osc_atomics 2 4 8
 test_osc_loops 2 4" "$dir/run-mpi-tests.sh" || rc=1
 exit $rc

@@ -20,7 +20,8 @@
  *    to the target's counter; the same push written again with other bytes
  *    (its chunk re-driven after a rail failed) is neither placed nor
  *    counted: the memory may be its owner's again by then; the push's
- *    notice adds nothing, and a copy that comes after it neither.
+ *    notice adds nothing, and a copy that comes after it neither; nor is a
+ *    copy that comes once the target released that memory refused.
  */
 #include "unit_harness.h"
 #include "engine/loom_engine.h"
@@ -95,6 +96,39 @@ static void counted_writes_target(unit_ctx_t *ctx, uint8_t *big)
     unit_barrier(ctx);
 }
 
+/* A push that landed whole, then comes again (its chunk re-driven after a
+ * rail failed) once the target released the memory it landed in (its
+ * broadcast ended there): answered, neither placed nor refused; a refusal
+ * failed the push, and coll loom's broadcast with it, though every byte
+ * had landed (the failover check's broadcast stream). */
+static void counted_again_released_target(unit_ctx_t *ctx)
+{
+    uint8_t *gone = unit_alloc(COUNTED_LEN), expect[COUNTED_LEN];
+    loom_region_t *region;
+    unsigned long refused;
+    uint64_t counter;
+
+    CHECK_RC(loom_mem_register(ctx->engine, gone, COUNTED_LEN, &region), LOOM_OK);
+    unit_send_region(ctx, region, gone, COUNTED_LEN);
+    CHECK_RC(loom_counters_open(ctx->engine, 1, &counter), LOOM_OK);
+    unit_send_u64(ctx, counter);
+    UNIT_WAIT(ctx, loom_counter_value(ctx->engine, counter) > 0);
+    loom_mem_deregister(region);
+    refused = loom_engine_rail_stats(ctx->engine, 0)->writes_refused;
+    unit_barrier(ctx); /* released: now the copy */
+    unit_barrier(ctx);
+    unit_progress_for(ctx, 0.1);
+    CHECK_MSG(loom_engine_rail_stats(ctx->engine, 0)->writes_refused == refused,
+              "a push that landed was refused when it came again after its memory was "
+              "released");
+    CHECK_UEQ(loom_counter_value(ctx->engine, counter), 1);
+    memset(expect, 0x61, sizeof(expect));
+    CHECK_MEM(gone, expect, COUNTED_LEN, "released memory, after a push came again");
+    CHECK_UEQ(loom_counter_release(ctx->engine, counter), 0);
+    unit_barrier(ctx);
+    free(gone);
+}
+
 static void target_body(unit_ctx_t *ctx)
 {
     uint8_t *mem_a = unit_alloc(REG_LEN), *mem_d = unit_alloc(REG_LEN);
@@ -146,6 +180,7 @@ static void target_body(unit_ctx_t *ctx)
     CHECK_MEM(big, expect, BIG_LEN, "the big region after the valid puts");
     unit_barrier(ctx);
     counted_writes_target(ctx, big);
+    counted_again_released_target(ctx);
     loom_mem_deregister(reg_a);
     loom_mem_deregister(reg_big);
     free(mem_a);
@@ -413,6 +448,33 @@ static void counted_writes(unit_ctx_t *ctx, const unit_remote_t *big)
     unit_barrier(ctx); /* the target looked */
 }
 
+/* A counting push into memory the target releases once it landed, then
+ * the same push again (counted_again_released_target). */
+static void counted_again_released(unit_ctx_t *ctx)
+{
+    const loom_wire_key_t *key;
+    unit_remote_t gone;
+    loom_wire_put_t put;
+
+    unit_recv_region(ctx, &gone);
+    key = (const loom_wire_key_t *)gone.key;
+    memset(&put, 0, sizeof(put));
+    put.hdr.flags    = LOOM_WIRE_FLAG_LAST | LOOM_WIRE_FLAG_COUNT;
+    put.request_id   = loom_le64(0x78);
+    put.requester    = loom_le64(ctx->name);
+    put.counter      = loom_le64(unit_recv_u64(ctx));
+    put.region_id    = key->region_id;
+    put.region_epoch = key->epoch;
+    put.addr         = loom_le64(gone.base);
+    put.length       = loom_le64(COUNTED_LEN);
+    put.rail_epoch   = loom_le32(ctx->peer->rails[0].rail_epoch);
+    send_raw_put(ctx, &put, 0x61, COUNTED_LEN);
+    unit_barrier(ctx); /* the target released the memory */
+    send_raw_put(ctx, &put, 0x64, COUNTED_LEN);
+    unit_barrier(ctx);
+    unit_barrier(ctx); /* the target looked */
+}
+
 static void writer_body(unit_ctx_t *ctx)
 {
     unit_remote_t a, d, big;
@@ -444,6 +506,7 @@ static void writer_body(unit_ctx_t *ctx)
     unit_barrier(ctx);
     unit_barrier(ctx);
     counted_writes(ctx, &big);
+    counted_again_released(ctx);
     loom_mem_deregister(w.src_region);
     free(w.src);
 }

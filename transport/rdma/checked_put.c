@@ -198,11 +198,15 @@ ucs_status_t loom_checked_put_recv(void *arg, void *data, size_t length, unsigne
     total  = loom_from_le64(put.length);
     rc = (offset > total || seg > total - offset) ? LOOM_ERR_INVALID
                                                   : loom_checked_put_allowed(rail, peer, &put);
-    if (LOOM_OK == rc && loom_landed_again(engine, peer->name, loom_from_le64(put.requester),
-                                           loom_from_le64(put.request_id))) {
+    if ((LOOM_OK == rc || LOOM_ERR_NOT_FOUND == rc || LOOM_ERR_STALE_KEY == rc) &&
+        loom_landed_again(engine, peer->name, loom_from_le64(put.requester),
+                          loom_from_le64(put.request_id))) {
         /* a push that landed whole and may have counted, placed again (its
          * chunk re-driven after a rail failed): whoever waited on it may
-         * own that memory by now.  Answered, not placed (push_landed.c). */
+         * own that memory by now, or have released it (its region gone: a
+         * refusal would fail a push that landed).  Answered, not placed
+         * (push_landed.c). */
+        rc = LOOM_OK;
         if (put.hdr.flags & LOOM_WIRE_FLAG_LAST) {
             loom_log(engine, LOOM_LOG_INFO, "rail %s:%s: a push of %#llx that landed already "
                      "came again: not placed", rail->info.tl_name, rail->info.dev_name,
