@@ -25,7 +25,7 @@ done
 "$src/contrib/install-deps.sh"
 
 # Open MPI 5.0 for the last stage: built beside everything else when not
-# cached (about 45 minutes on 2 cores), in a session of its own so that it
+# cached (about 25 minutes on 2 cores), in a session of its own so that it
 # outlives this command.
 mkdir -p "$src/build"
 ompi5_pid=

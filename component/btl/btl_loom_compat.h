@@ -32,7 +32,6 @@
 #if BTL_VERSION == 310
 #include "opal/mca/pmix/pmix.h"
 #include "opal/threads/mutex.h"
-#define MCA_BTL_LOOM_SERIES         "4.1"
 #define MCA_BTL_LOOM_INTERFACE      "3.1.0"
 #define MCA_BTL_LOOM_DECLSPEC       OPAL_MODULE_DECLSPEC
 #define MCA_BTL_LOOM_MODEX_SCOPE    OPAL_PMIX_GLOBAL
@@ -42,7 +41,6 @@
 #elif BTL_VERSION == 330
 #include "opal/mca/pmix/pmix-internal.h"
 #include "opal/mca/threads/mutex.h"
-#define MCA_BTL_LOOM_SERIES         "5.0"
 #define MCA_BTL_LOOM_INTERFACE      "3.3.0"
 #define MCA_BTL_LOOM_DECLSPEC       OPAL_DECLSPEC
 #define MCA_BTL_LOOM_MODEX_SCOPE    PMIX_GLOBAL

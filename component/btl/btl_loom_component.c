@@ -76,11 +76,7 @@ static int mca_btl_loom_component_register(void)
 
 static int mca_btl_loom_component_open(void)
 {
-    int rc = mca_btl_loom_check_runtime_version();
-
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
+    /* the series was checked at register, which refuses before any open */
     mca_btl_loom_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_btl_loom_component.output,
                               mca_btl_loom_component.verbose);

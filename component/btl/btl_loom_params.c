@@ -300,8 +300,7 @@ int mca_btl_loom_params_register(void)
     if (OPAL_SUCCESS != mca_btl_loom_check_range("max_rails", c->max_rails, 1,
                                                  LOOM_MAX_RAILS) ||
         OPAL_SUCCESS != mca_btl_loom_check_range("verbose", c->verbose, 0, 100) ||
-        OPAL_SUCCESS != mca_btl_loom_check_range("atomics", c->atomics,
-                                                 -1, 1) ||
+        OPAL_SUCCESS != mca_btl_loom_check_range("atomics", c->atomics, -1, 1) ||
         OPAL_SUCCESS != mca_btl_loom_check_atomics_off(c->atomics) ||
         (0 != c->tcp_seg_size &&
          OPAL_SUCCESS != mca_btl_loom_check_range("tcp_seg_size", c->tcp_seg_size, 1024,
