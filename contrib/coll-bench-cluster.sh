@@ -44,7 +44,7 @@ run_bcast() {
 }
 loom="--mca btl self,loom --mca btl_loom_rails tcp:rail0,tcp:rail1"
 coll_loom="--mca coll loom,tuned,basic,libnbc,self --mca coll_loom_bcast_min_procs 2
-           --mca coll_loom_bcast_min 65536"
+           --mca coll_loom_bcast_min 65536 --mca coll_loom_select 0"
 run_bcast loom-chain $loom $coll_loom --mca coll_loom_bcast_fanout 1
 run_bcast loom-chain-128k $loom $coll_loom --mca coll_loom_bcast_fanout 1 \
     --mca coll_loom_bcast_segment 131072 --mca btl_loom_stripe_threshold 65536

@@ -97,8 +97,13 @@ fi
 for t in test_bcast test_allreduce test_allgather; do
     VCLUSTER_NP=4 judge "^PASS $t" "$t" --mca coll_loom_bcast_min_procs 2 \
         --mca coll_loom_bcast_min 65536 --mca coll_loom_allgather_min 65536 \
-        --mca coll_loom_allreduce_min 1048576 -x LOOM_EXPECT_COLL_LOOM=1
+        --mca coll_loom_allreduce_min 1048576 --mca coll_loom_select 0 -x LOOM_EXPECT_COLL_LOOM=1
 done
+# and measured against coll tuned across nodes, each class decided alike
+VCLUSTER_NP=4 judge "^PASS test_coll_select" test_coll_select --mca coll_loom_select 1 \
+    --mca coll_loom_bcast_min 65536 --mca coll_loom_bcast_min_procs 2 \
+    --mca coll_loom_reduce_min 65536 --mca coll_loom_allreduce_min 65536 \
+    --mca coll_loom_allgather_min 65536 --mca coll_loom_allgather_min_procs 2
 # osu_bw's load, 64 messages of up to 4 MiB in flight, with both ranks bound
 # to cores where the kernel's network processing has to share them: it once
 # timed the rails' connections out (each message verified once); a question

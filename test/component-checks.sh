@@ -131,11 +131,11 @@ coll_params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param coll loom -
 for p in priority verbose bcast_min bcast_min_procs bcast_one_node bcast_segment bcast_fanout \
          bcast_chain_min reduce_min allreduce_min reduce_min_procs reduce_segment reduce_depth \
          reduce_staging allgather_min allgather_min_procs allgather_one_node allgather_segment \
-         allgather_window; do
+         allgather_window select select_pairs select_margin; do
     grep -q "^mca:coll:loom:param:coll_loom_$p:" <<<"$coll_params"
     check "ompi_info lists coll_loom_$p" $?
 done
-for p in bcasts reduces allreduces allgathers fallbacks failures; do
+for p in bcasts reduces allreduces allgathers fallbacks failures trials chose_loom chose_next; do
     grep -q "^mca:coll:loom:pvar:coll_loom_$p:class:counter" <<<"$coll_params"
     check "ompi_info lists the pvar coll_loom_$p" $?
 done
@@ -165,6 +165,7 @@ grep -c "coll_loom_bcast_fanout is 0, must be 1-64; coll loom steps aside" <<<"$
     grep -qx 2 && grep -q "the next component" <<<"$aside_out"
 check "each rank shows coll loom's help text ($aggregate=0)" $?
 run_aside bcast_segment 100
+run_aside select 2
 # The default: opal_show_help relayed to mpirun, which prints it once.  The
 # relay loses messages (component/common/loom_help.h: up to 4 in 20 with
 # one rank and one message on this machine loaded, more with two ranks), so

@@ -107,7 +107,7 @@ bcast_flap() {
     local out=$1 job rc failovers resent pushes ok=0
     vcluster_mpirun 120 --mca btl_loom_rails tcp:rail0,tcp:rail1 \
         --mca btl_loom_am_rail 0 --mca coll loom,tuned,basic,libnbc,self \
-        --mca coll_loom_bcast_min_procs 2 --mca coll_loom_bcast_min 65536 \
+        --mca coll_loom_bcast_min_procs 2 --mca coll_loom_bcast_min 65536 --mca coll_loom_select 0 \
         "$bindir/test_bcast_failover" -t 10 >"$out" 2>&1 &
     job=$!
     wait_started "$out"

@@ -20,6 +20,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
 #include "coll_loom_compat.h"
+#include "coll_loom_choice.h"
 
 #include "common/btl_loom_coll_api.h"
 #include "common/loom_help.h"
@@ -46,6 +47,9 @@ typedef struct mca_coll_loom_component_t {
     int allgather_one_node; /* 0: a communicator on one node leaves allgathers to the next */
     int allgather_segment; /* bytes per push of a rank's block */
     int allgather_window;  /* a rank's pushes in flight at once */
+    int select;          /* 1: measure coll loom against the next component per size class */
+    int select_pairs;    /* pairs of calls measured at most before deciding */
+    int select_margin;   /* percent: coll loom takes a class up to this much slower */
 } mca_coll_loom_component_t;
 
 MCA_COLL_LOOM_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
@@ -58,6 +62,9 @@ typedef struct mca_coll_loom_stats {
     int64_t allgathers;
     int64_t fallbacks;
     int64_t failures;
+    int64_t trials;     /* calls run to measure (coll_loom_select 1) */
+    int64_t chose_loom; /* size classes measured faster through coll loom */
+    int64_t chose_next; /* size classes measured faster through the next component */
 } mca_coll_loom_stats_t;
 extern mca_coll_loom_stats_t mca_coll_loom_stats;
 void mca_coll_loom_pvars_register(void);
@@ -82,6 +89,7 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *next_allgather_module;
     void    *staging;    /* a reduction's root's queue, kept from call to call */
     size_t   staging_size;
+    mca_coll_loom_choice_t *choices; /* per operation and size class (coll_loom_select.c) */
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 

@@ -28,6 +28,7 @@
  * coll_loom_allgather_one_node).
  */
 #include "coll_loom_call.h"
+#include "coll_loom_select.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -165,10 +166,13 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
 {
     mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
     mca_coll_loom_allgather_t ag;
+    mca_coll_loom_trial_t trial = {.choice = NULL};
     size_t block;
     int rc = MCA_COLL_LOOM_FALL_BACK;
 
-    if (mca_coll_loom_allgather_takes(module, rcount, rdtype, comm, &block)) {
+    if (mca_coll_loom_allgather_takes(module, rcount, rdtype, comm, &block) &&
+        mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_ALLGATHER,
+                             block * (size_t)ompi_comm_size(comm), &trial)) {
         mca_coll_loom_allgather_init(&ag, module, sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                      comm, block);
         if (NULL == ag.dests || NULL == ag.words || NULL == ag.reqs) {
@@ -195,5 +199,5 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         rc = module->next_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                     module->next_allgather_module);
     }
-    return rc;
+    return mca_coll_loom_chosen(module, comm, &trial, rc);
 }

@@ -24,7 +24,9 @@
  * segment from it, so nothing is overwritten before it was read.
  */
 #include "coll_loom_reduce.h"
+#include "coll_loom_select.h"
 
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
@@ -146,10 +148,15 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
     mca_coll_loom_reduction_t red;
+    mca_coll_loom_trial_t trial = {.choice = NULL};
+    size_t type_size;
     int rc = MCA_COLL_LOOM_FALL_BACK;
 
+    ompi_datatype_type_size(dtype, &type_size);
     if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm,
-                                   mca_coll_loom_component.allreduce_min)) {
+                                   mca_coll_loom_component.allreduce_min) &&
+        mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_ALLREDUCE, type_size * (size_t)count,
+                             &trial)) {
         mca_coll_loom_reduction_init(&red, module, sbuf, rbuf, count, dtype, op, 0,
                                      MCA_COLL_BASE_TAG_ALLREDUCE, comm);
         rc = mca_coll_loom_allreduce_sliced(&red);
@@ -162,5 +169,5 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
         rc = module->next_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                     module->next_allreduce_module);
     }
-    return rc;
+    return mca_coll_loom_chosen(module, comm, &trial, rc);
 }

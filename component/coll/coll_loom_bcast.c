@@ -31,6 +31,7 @@
  * coll_loom_bcast_one_node).
  */
 #include "coll_loom_bcast.h"
+#include "coll_loom_select.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -126,6 +127,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
 {
     mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
     ptrdiff_t true_lb, true_extent;
+    mca_coll_loom_trial_t trial;
     mca_coll_loom_call_t call;
     size_t type_size, bytes;
     unsigned max_segments;
@@ -138,6 +140,11 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
         (module->one_node && !mca_coll_loom_component.bcast_one_node) ||
         !mca_coll_loom_agreed(module, comm)) {
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
+    }
+    if (!mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_BCAST, type_size * (size_t)count,
+                              &trial)) {
+        rc = module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
+        return mca_coll_loom_chosen(module, comm, &trial, rc);
     }
     ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
     contiguous = ompi_datatype_is_contiguous_memory_layout(datatype, count);
@@ -163,7 +170,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
                             "%zu bytes on %s goes to the next component (a buffer not "
                             "contiguous or not registered, or no room for counters)",
                             call.bytes, comm->c_name);
-        return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
+        rc = module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
-    return rc;
+    return mca_coll_loom_chosen(module, comm, &trial, rc);
 }

@@ -140,6 +140,25 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("allgather_window", "Pushes of its block a rank of an allgather has "
         "in flight at once, to the next rank after it first (1-1024)", OPAL_INFO_LVL_6,
         &c->allgather_window);
+    /* the thresholds above were measured on one cluster; which side wins
+     * depends on what bounds a call where it runs (coll_loom_select.c) */
+    c->select = 1;
+    mca_coll_loom_param("select", "How coll loom decides to take a call its thresholds let "
+        "it take: 1: measured, per communicator, operation and size class (the bit length "
+        "of its bytes): its first calls alternate between coll loom and the next component "
+        "(coll_loom_select_pairs pairs at most, fewer when one side took twice as long), "
+        "each timed at its slowest rank, and the faster takes the class from then on (at "
+        "verbose 10 coll loom says which and the times); 0: the thresholds alone",
+        OPAL_INFO_LVL_6, &c->select);
+    c->select_pairs = 3;
+    mca_coll_loom_param("select_pairs", "Pairs of calls (one through coll loom, one through "
+        "the next component) measured at most per size class before coll_loom_select "
+        "decides (1-64)", OPAL_INFO_LVL_6, &c->select_pairs);
+    c->select_margin = 0;
+    mca_coll_loom_param("select_margin", "Percent by which coll loom may be slower than the "
+        "next component and still take a size class under coll_loom_select (0: only where it "
+        "was faster; -10: only where it was at least 10% faster; -99-100000)",
+        OPAL_INFO_LVL_6, &c->select_margin);
     mca_coll_loom_pvars_register();
     return OMPI_SUCCESS;
 }
@@ -186,7 +205,10 @@ static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mp
         !mca_coll_loom_check("allgather_min", c->allgather_min, 0, 1 << 30) ||
         !mca_coll_loom_check("allgather_min_procs", c->allgather_min_procs, 2, 1000000) ||
         !mca_coll_loom_check("allgather_segment", c->allgather_segment, 4096, 1 << 30) ||
-        !mca_coll_loom_check("allgather_window", c->allgather_window, 1, 1024)) {
+        !mca_coll_loom_check("allgather_window", c->allgather_window, 1, 1024) ||
+        !mca_coll_loom_check("select", c->select, 0, 1) ||
+        !mca_coll_loom_check("select_pairs", c->select_pairs, 1, 64) ||
+        !mca_coll_loom_check("select_margin", c->select_margin, -99, 100000)) {
         return OMPI_ERROR;
     }
     return OMPI_SUCCESS;

@@ -34,6 +34,7 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
     module->next_allgather_module = NULL;
     module->staging           = NULL;
     module->staging_size      = 0;
+    module->choices           = NULL;
 }
 
 static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
@@ -52,6 +53,7 @@ static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
     }
     free(module->staging);
     free(module->names);
+    free(module->choices);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t,

@@ -41,6 +41,12 @@ void mca_coll_loom_pvars_register(void)
                        "or not registered, no room for a staging queue)", &s->fallbacks);
     mca_coll_loom_pvar("failures", "Calls coll loom ran that returned an error here (a push "
                        "failed)", &s->failures);
+    mca_coll_loom_pvar("trials", "Calls run to measure coll loom against the next component "
+                       "(coll_loom_select 1), through either", &s->trials);
+    mca_coll_loom_pvar("chose_loom", "Size classes of an operation on a communicator that "
+                       "coll loom took after measuring it faster", &s->chose_loom);
+    mca_coll_loom_pvar("chose_next", "Size classes of an operation on a communicator left to "
+                       "the next component after measuring it faster", &s->chose_next);
 }
 
 void mca_coll_loom_count(int64_t *counter)

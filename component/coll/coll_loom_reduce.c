@@ -20,6 +20,7 @@
  * (mca_coll_loom_reduce_takes, coll_loom_pull.c).
  */
 #include "coll_loom_reduce.h"
+#include "coll_loom_select.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -72,10 +73,15 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     mca_coll_loom_reduction_t red;
     mca_coll_loom_reduce_msg_t mine;
     loom_region_t *src_region = NULL;
+    mca_coll_loom_trial_t trial = {.choice = NULL};
+    size_t type_size;
     int rc = MCA_COLL_LOOM_FALL_BACK;
 
+    ompi_datatype_type_size(dtype, &type_size);
     if (mca_coll_loom_reduce_takes(module, count, dtype, op, comm,
-                                   mca_coll_loom_component.reduce_min)) {
+                                   mca_coll_loom_component.reduce_min) &&
+        mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_REDUCE, type_size * (size_t)count,
+                             &trial)) {
         mca_coll_loom_reduction_init(&red, module, sbuf,
                                      (ompi_comm_rank(comm) == root) ? rbuf : NULL, count,
                                      dtype, op, root, MCA_COLL_BASE_TAG_REDUCE, comm);
@@ -101,5 +107,5 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         rc = module->next_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                  module->next_reduce_module);
     }
-    return rc;
+    return mca_coll_loom_chosen(module, comm, &trial, rc);
 }

@@ -61,6 +61,10 @@ fixed_args=(--oversubscribe --mca oob_tcp_if_include lo --mca btl_tcp_if_include
 # them, to check them.
 export OMPI_MCA_coll_loom_bcast_one_node=${OMPI_MCA_coll_loom_bcast_one_node:-1}
 export OMPI_MCA_coll_loom_allgather_one_node=${OMPI_MCA_coll_loom_allgather_one_node:-1}
+# The calls a test makes coll loom take must reach it: not measured against
+# the next component (coll_loom_select 1, the default), which would leave
+# them to it where it measured faster; test_coll_select checks that.
+export OMPI_MCA_coll_loom_select=${OMPI_MCA_coll_loom_select:-0}
 if [ "$(id -u)" -eq 0 ]; then
     fixed_args=(--allow-run-as-root "${fixed_args[@]}")
 fi
@@ -93,6 +97,9 @@ tests=(
     "OMPI_MCA_coll_loom_reduce_min=4096 OMPI_MCA_coll_loom_allreduce_min=4096 OMPI_MCA_coll_loom_reduce_depth=1 OMPI_MCA_coll_loom_reduce_staging=65536 test_allreduce 3"
     "OMPI_MCA_coll_loom_allgather_min=65536 OMPI_MCA_coll_loom_allgather_min_procs=2 LOOM_EXPECT_COLL_LOOM=1 test_allgather 2 3 4 8"
     "OMPI_MCA_coll_loom_allgather_min=0 OMPI_MCA_coll_loom_allgather_min_procs=2 OMPI_MCA_coll_loom_allgather_segment=4096 OMPI_MCA_coll_loom_allgather_window=1024 test_allgather 3"
+    "OMPI_MCA_coll_loom_select=1 OMPI_MCA_coll_loom_bcast_min=65536 OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_reduce_min=65536 OMPI_MCA_coll_loom_allreduce_min=65536 OMPI_MCA_coll_loom_allgather_min=65536 OMPI_MCA_coll_loom_allgather_min_procs=2 test_coll_select 2 4"
+    "OMPI_MCA_coll_loom_select=1 OMPI_MCA_coll_loom_select_margin=-99 LOOM_EXPECT_CHOICE=next OMPI_MCA_coll_loom_bcast_min=65536 OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_reduce_min=65536 OMPI_MCA_coll_loom_allreduce_min=65536 OMPI_MCA_coll_loom_allgather_min=65536 OMPI_MCA_coll_loom_allgather_min_procs=2 test_coll_select 2"
+    "OMPI_MCA_coll_loom_select=1 OMPI_MCA_coll_loom_select_pairs=1 OMPI_MCA_coll_loom_select_margin=100000 LOOM_EXPECT_CHOICE=loom OMPI_MCA_coll_loom_bcast_min=65536 OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_reduce_min=65536 OMPI_MCA_coll_loom_allreduce_min=65536 OMPI_MCA_coll_loom_allgather_min=65536 OMPI_MCA_coll_loom_allgather_min_procs=2 test_coll_select 3"
     "test_spawn 2"
     "test_threads 2 4"
     "test_large 2"

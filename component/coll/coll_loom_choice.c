@@ -1,0 +1,34 @@
+/*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Measured selection's rule (coll_loom_choice.h).
+ */
+#include "coll_loom_choice.h"
+
+int mca_coll_loom_choice_add(mca_coll_loom_choice_t *choice, double loom_us, double next_us,
+                             unsigned max_pairs, int margin)
+{
+    bool lopsided = loom_us >= MCA_COLL_LOOM_CHOICE_CLEAR * next_us ||
+                    next_us >= MCA_COLL_LOOM_CHOICE_CLEAR * loom_us;
+
+    choice->loom_us += loom_us;
+    choice->next_us += next_us;
+    choice->pairs++;
+    if (lopsided || choice->pairs >= max_pairs) {
+        choice->decided = (choice->loom_us < choice->next_us * (100.0 + margin) / 100.0)
+                              ? MCA_COLL_LOOM_CHOICE_LOOM
+                              : MCA_COLL_LOOM_CHOICE_NEXT;
+    }
+    return choice->decided;
+}
+
+unsigned mca_coll_loom_choice_class(uint64_t bytes)
+{
+    unsigned bits = 0;
+
+    while (0 != bytes) {
+        bytes >>= 1;
+        ++bits;
+    }
+    return bits;
+}
