@@ -154,7 +154,10 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("select_pairs", "Pairs of calls (one through coll loom, one through "
         "the next component) measured at most per size class before coll_loom_select "
         "decides (1-64)", OPAL_INFO_LVL_6, &c->select_pairs);
-    c->select_margin = 0;
+    /* a few calls on a loaded node measure within 10% or so: coll loom takes
+     * a class only where it was clearly faster, so that a pick by noise costs
+     * little either way */
+    c->select_margin = -10;
     mca_coll_loom_param("select_margin", "Percent by which coll loom may be slower than the "
         "next component and still take a size class under coll_loom_select (0: only where it "
         "was faster; -10: only where it was at least 10% faster; -99-100000)",
