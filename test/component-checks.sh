@@ -168,11 +168,14 @@ run_aside bcast_segment 100
 run_aside select 2
 # The default: opal_show_help relayed to mpirun, which prints it once.  The
 # relay loses messages (component/common/loom_help.h: up to 4 in 20 with
-# one rank and one message on this machine loaded, more with two ranks), so
-# one rank, a single message, and up to 6 tries: a loss in Open MPI does not
-# fail loom's check, a help file mpirun's side cannot render does.
-relayed=1
-for try in 1 2 3 4 5 6; do
+# one rank and one message on this machine loaded, more with two ranks; in
+# the AddressSanitizer pass with the rxe guest and a build beside it, six
+# in a row once), and says so: "ORTE_ERROR_LOG: Out of resource in file
+# .../show_help.c".  So one rank, a single message, and up to 12 tries: a
+# loss in Open MPI does not fail loom's check, a help file mpirun's side
+# cannot render does, and so does any other output.
+relayed=1 lost=0
+for try in $(seq 1 12); do
     out=$(timeout -k 10 120 "$mpirun" "${root_args[@]}" -np 1 --mca oob_tcp_if_include lo \
           --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom \
           --mca btl_loom_rails tcp:lo --mca coll_loom_reduce_depth 0 "$bindir/test_bcast" 2>&1)
@@ -181,8 +184,14 @@ for try in 1 2 3 4 5 6; do
         relayed=0
         break
     fi
+    grep -q "ORTE_ERROR_LOG: Out of resource in file .*show_help.c" <<<"$out" && lost=$((lost + 1))
 done
-check "mpirun prints coll loom's help text relayed by opal_show_help (try $try)" $relayed
+if [ $relayed -ne 0 ] && [ $lost -eq "$try" ]; then
+    echo "ok: not checked: Open MPI's relay lost coll loom's help text in all $try tries (show_help.c: Out of resource)"
+else
+    [ $relayed -eq 0 ] || tail -n 20 <<<"$out" | sed 's/^/    | /'
+    check "mpirun prints coll loom's help text relayed by opal_show_help (try $try, $lost lost by Open MPI before)" $relayed
+fi
 run_aside reduce_depth 0 test_allreduce
 run_aside reduce_staging 4096 test_allreduce
 run_aside allgather_window 0 test_allgather
