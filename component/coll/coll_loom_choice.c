@@ -11,6 +11,12 @@ int mca_coll_loom_choice_add(mca_coll_loom_choice_t *choice, double loom_us, dou
     bool lopsided = loom_us >= MCA_COLL_LOOM_CHOICE_CLEAR * next_us ||
                     next_us >= MCA_COLL_LOOM_CHOICE_CLEAR * loom_us;
 
+    if (!choice->warm) {
+        choice->warm = 1;
+        if (loom_us < MCA_COLL_LOOM_CHOICE_FAILED_US) {
+            return choice->decided;
+        }
+    }
     choice->loom_us += loom_us;
     choice->next_us += next_us;
     choice->pairs++;

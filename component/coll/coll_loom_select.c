@@ -20,10 +20,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* A failed call through coll loom weighs as never finishing: the class
- * goes to the next component. */
-#define MCA_COLL_LOOM_FAILED_US 1e30
-
 static const char *const mca_coll_loom_op_names[MCA_COLL_LOOM_OPS] = {
     "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather"};
 
@@ -77,7 +73,7 @@ int mca_coll_loom_chosen(mca_coll_loom_module_t *module, struct ompi_communicato
     }
     if (trial->loom) {
         choice->pending_us = (OMPI_SUCCESS == rc) ? mca_coll_loom_now_us() - trial->start_us
-                                                  : MCA_COLL_LOOM_FAILED_US;
+                                                  : MCA_COLL_LOOM_CHOICE_FAILED_US;
         choice->second = 1;
         return rc;
     }

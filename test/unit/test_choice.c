@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
  *
  * coll loom's measured selection rule (component/coll/coll_loom_choice.c):
- * a lopsided pair decides at once, close pairs are measured up to the
+ * the first pair only warms up (unless coll loom failed in it), then a
+ * lopsided pair decides at once, close pairs are measured up to the
  * bound and decided by their sums, coll loom only where it was faster (a
  * tie and a failed call go to the next component), and a call's size class
  * is its bit length.
@@ -23,6 +24,13 @@ static void run(const char *what, unsigned max_pairs, int margin, const double (
     int got;
 
     memset(&choice, 0, sizeof(choice));
+    /* a cold first pair through coll loom, however slow, decides nothing */
+    got = mca_coll_loom_choice_add(&choice, 50000, 100, max_pairs, margin);
+    if (0 != got) {
+        printf("FAIL: %s: the warm-up pair decided %d\n", what, got);
+        ++failures;
+        return;
+    }
     for (i = 0; i < n; ++i) {
         got = mca_coll_loom_choice_add(&choice, pairs[i][0], pairs[i][1], max_pairs, margin);
         if (got != expected[i]) {
@@ -50,8 +58,14 @@ int main(void)
     static const struct { uint64_t bytes; unsigned cls; } classes[] = {
         {0, 0}, {1, 1}, {2, 2}, {3, 2}, {65535, 16}, {65536, 17}, {1ull << 40, 41},
         {~0ull, 64}};
+    mca_coll_loom_choice_t choice;
     size_t i;
 
+    memset(&choice, 0, sizeof(choice));
+    if (-1 != mca_coll_loom_choice_add(&choice, MCA_COLL_LOOM_CHOICE_FAILED_US, 100, 3, 1000)) {
+        printf("FAIL: a failure through coll loom in the warm-up pair did not decide\n");
+        ++failures;
+    }
     run("coll loom 10x slower", 3, 0, slow_loom, 1, next_now);
     run("coll loom 10x faster", 3, 0, fast_loom, 1, loom_now);
     run("coll loom 10% faster", 3, 0, close_loom, 3, measure_then_loom);
@@ -74,7 +88,7 @@ int main(void)
     if (0 != failures) {
         return 1;
     }
-    printf("PASS: coll loom's selection rule (11 sequences, %zu size classes)\n",
+    printf("PASS: coll loom's selection rule (11 sequences after a warm-up pair, a failed warm-up, %zu size classes)\n",
            sizeof(classes) / sizeof(classes[0]));
     return 0;
 }
