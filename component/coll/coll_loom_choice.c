@@ -8,19 +8,26 @@
 int mca_coll_loom_choice_add(mca_coll_loom_choice_t *choice, double loom_us, double next_us,
                              unsigned max_pairs, int margin)
 {
-    bool lopsided = loom_us >= MCA_COLL_LOOM_CHOICE_CLEAR * next_us ||
-                    next_us >= MCA_COLL_LOOM_CHOICE_CLEAR * loom_us;
-
+    if (loom_us >= MCA_COLL_LOOM_CHOICE_FAILED_US) {
+        choice->decided = MCA_COLL_LOOM_CHOICE_NEXT;
+        return choice->decided;
+    }
     if (!choice->warm) {
         choice->warm = 1;
-        if (loom_us < MCA_COLL_LOOM_CHOICE_FAILED_US) {
-            return choice->decided;
-        }
+        return choice->decided;
     }
-    choice->loom_us += loom_us;
-    choice->next_us += next_us;
+    /* Other work only ever adds time to a call: the best of each side is
+     * its own cost, and one call slowed by another process weighs nothing */
+    if (0 == choice->pairs || loom_us < choice->loom_us) {
+        choice->loom_us = loom_us;
+    }
+    if (0 == choice->pairs || next_us < choice->next_us) {
+        choice->next_us = next_us;
+    }
     choice->pairs++;
-    if (lopsided || choice->pairs >= max_pairs) {
+    if (choice->pairs >= max_pairs ||
+        choice->loom_us >= MCA_COLL_LOOM_CHOICE_CLEAR * choice->next_us ||
+        choice->next_us >= MCA_COLL_LOOM_CHOICE_CLEAR * choice->loom_us) {
         choice->decided = (choice->loom_us < choice->next_us * (100.0 + margin) / 100.0)
                               ? MCA_COLL_LOOM_CHOICE_LOOM
                               : MCA_COLL_LOOM_CHOICE_NEXT;

@@ -31,7 +31,7 @@ enum {
 };
 
 typedef struct mca_coll_loom_choice {
-    double   loom_us;    /* coll loom's calls, summed over the pairs */
+    double   loom_us;    /* coll loom's best call of the pairs */
     double   next_us;    /* the next component's */
     double   pending_us; /* this rank's time of the current pair's coll loom call */
     uint16_t pairs;      /* pairs measured */
@@ -41,11 +41,11 @@ typedef struct mca_coll_loom_choice {
 } mca_coll_loom_choice_t;
 
 /* Adds a pair (each side its slowest rank's time, the same at every rank)
- * and returns the decision: coll loom where its time was below the next
- * component's weighed by (100 + margin) percent (margin 0: only where it
- * was faster, the next component on a tie); measuring after the warm-up
- * pair (unless coll loom failed in it), and while pairs < max_pairs and the
- * pair was not lopsided. */
+ * and returns the decision: coll loom where its best time was below the
+ * next component's best weighed by (100 + margin) percent (margin 0: only
+ * where it was faster, the next component on a tie), the next component at
+ * once where coll loom failed; measuring after the warm-up pair, and while
+ * pairs < max_pairs and neither best was twice the other. */
 int mca_coll_loom_choice_add(mca_coll_loom_choice_t *choice, double loom_us, double next_us,
                              unsigned max_pairs, int margin);
 

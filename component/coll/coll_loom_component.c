@@ -56,11 +56,13 @@ static int mca_coll_loom_register(void)
     c->verbose = 0;
     mca_coll_loom_param("verbose", "Verbosity: 10 says, per communicator, why coll loom "
         "steps aside", OPAL_INFO_LVL_9, &c->verbose);
-    /* measured (docs/perf/2026-12-04-coll.md): across nodes whose rails bound the
-     * broadcast (the virtual cluster at 200 mbit) coll loom took 0.78x coll
-     * tuned's time at 512 KiB and 0.41-0.59x from 1 MiB, at 4 ranks; on one
-     * node (8 ranks, tcp:lo) 1.5-4.4x at every size */
-    c->bcast_min = 524288;
+    /* measured (docs/perf/2026-12-07-select.md): across nodes whose rails bound
+     * the broadcast (the virtual cluster at 200 mbit) coll loom took 0.55-0.67x
+     * coll tuned's time from 64 KiB and 0.36-0.42x from 1 MiB, at 4 ranks; on
+     * the cluster unshaped 0.8-1.4x from run to run, where measured selection
+     * (coll_loom_select) decides per communicator; on one node (8 ranks,
+     * tcp:lo) 1.5-4.4x at every size (docs/perf/2026-12-04-coll.md) */
+    c->bcast_min = 65536;
     mca_coll_loom_param("bcast_min", "Broadcasts of fewer bytes go to the next component "
         "(0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_min);
     c->bcast_min_procs = 2;
@@ -90,12 +92,14 @@ static int mca_coll_loom_register(void)
         "of coll_loom_bcast_fanout (0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_chain_min);
     /* measured (docs/perf/2026-12-04-coll.md): from 2 MiB coll loom's MPI_Reduce took
      * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.29-0.73x on
-     * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); its
+     * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); from
+     * 256 KiB 0.49-0.65x on one node and 0.55-0.56x at 200 mbit, at 64 KiB
+     * 1.5x on one node (docs/perf/2026-12-07-select.md); its
      * MPI_Allreduce took 1.05-1.24x on the cluster at 200 mbit and 0.9-3x on
      * one node, so it is left to the next component unless asked for; with
      * its pulls on both rails (docs/perf/2026-12-06-allreduce-rails.md) 4 MiB
      * at 200 mbit took 145-152 ms, 1.05-1.1x coll tuned's 135-141 */
-    c->reduce_min = 2097152;
+    c->reduce_min = 262144;
     mca_coll_loom_param("reduce_min", "MPI_Reduce calls of fewer bytes go to the next "
         "component (0-1073741824)", OPAL_INFO_LVL_6, &c->reduce_min);
     c->allreduce_min = -1;
@@ -119,8 +123,10 @@ static int mca_coll_loom_register(void)
         "and a reduction that still does not fit goes to the next component; "
         "65536-1073741824)", OPAL_INFO_LVL_6, &c->reduce_staging);
     /* measured on tcp:lo (docs/user/coll-loom.md): coll loom's allgather was faster than
-     * coll tuned's from 2 MiB at 8 ranks and 1 MiB at 4, and slower at 2 */
-    c->allgather_min = 2097152;
+     * coll tuned's from 2 MiB at 8 ranks and 1 MiB at 4, and slower at 2; on
+     * the cluster at 200 mbit 0.70-0.88x from 64 KiB, unshaped 0.65-2.2x from
+     * run to run (docs/perf/2026-12-07-select.md): measured selection decides */
+    c->allgather_min = 65536;
     mca_coll_loom_param("allgather_min", "Allgathers of a result of fewer bytes go to the "
         "next component (0-1073741824)", OPAL_INFO_LVL_6, &c->allgather_min);
     c->allgather_min_procs = 4;
@@ -145,10 +151,11 @@ static int mca_coll_loom_register(void)
     c->select = 1;
     mca_coll_loom_param("select", "How coll loom decides to take a call its thresholds let "
         "it take: 1: measured, per communicator, operation and size class (the bit length "
-        "of its bytes): its first calls alternate between coll loom and the next component "
-        "(coll_loom_select_pairs pairs at most, fewer when one side took twice as long), "
-        "each timed at its slowest rank, and the faster takes the class from then on (at "
-        "verbose 10 coll loom says which and the times); 0: the thresholds alone",
+        "of its bytes): after a warm-up pair, its first calls alternate between coll loom "
+        "and the next component (coll_loom_select_pairs pairs at most, fewer when one "
+        "side's best took twice the other's), each timed at its slowest rank, and the side "
+        "with the better best (coll loom by coll_loom_select_margin) takes the class from "
+        "then on (at verbose 10 coll loom says which and the times); 0: the thresholds alone",
         OPAL_INFO_LVL_6, &c->select);
     c->select_pairs = 3;
     mca_coll_loom_param("select_pairs", "Pairs of calls (one through coll loom, one through "

@@ -94,9 +94,9 @@ int mca_coll_loom_chosen(mca_coll_loom_module_t *module, struct ompi_communicato
                                                                  : &mca_coll_loom_stats.chose_next);
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: %s of %zu bytes "
                             "(and its size class) on %s: coll loom %.0f us, the next component "
-                            "%.0f us over %u pair(s): %s", trial->op_name, trial->bytes,
-                            comm->c_name, choice->loom_us / choice->pairs,
-                            choice->next_us / choice->pairs, (unsigned)choice->pairs,
+                            "%.0f us (the best of %u pair(s) after a warm-up): %s",
+                            trial->op_name, trial->bytes, comm->c_name, choice->loom_us,
+                            choice->next_us, (unsigned)choice->pairs,
                             MCA_COLL_LOOM_CHOICE_LOOM == decided ? "coll loom takes them"
                                                                  : "the next component takes them");
     }

@@ -2,11 +2,12 @@
  * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
  *
  * coll loom's measured selection rule (component/coll/coll_loom_choice.c):
- * the first pair only warms up (unless coll loom failed in it), then a
- * lopsided pair decides at once, close pairs are measured up to the
- * bound and decided by their sums, coll loom only where it was faster (a
- * tie and a failed call go to the next component), and a call's size class
- * is its bit length.
+ * the first pair only warms up (unless coll loom failed in it), then
+ * bests twice apart decide at once, close ones are measured up to the
+ * bound and decided by each side's best (a slow outlier weighs nothing),
+ * coll loom only where it was faster (a tie and a failed call go to the
+ * next component), the margin both ways, and a call's size class is its
+ * bit length.
  */
 #include "coll/coll_loom_choice.h"
 
@@ -52,9 +53,11 @@ int main(void)
     static const double failed[][2] = {{1e30, 100}};
     static const double mixed[][2] = {{150, 100}, {90, 100}, {90, 100}};
     static const double late_lopsided[][2] = {{100, 120}, {30, 100}};
+    static const double next_outlier[][2] = {{100, 90}, {100, 400}, {100, 95}};
+    static const double fails_later[][2] = {{100, 110}, {MCA_COLL_LOOM_CHOICE_FAILED_US, 110}};
     static const int next_now[] = {-1}, loom_now[] = {1};
     static const int measure_then_loom[] = {0, 0, 1}, measure_then_next[] = {0, 0, -1};
-    static const int measure_then_loom2[] = {0, 1};
+    static const int measure_then_loom2[] = {0, 1}, measure_then_next2[] = {0, -1};
     static const struct { uint64_t bytes; unsigned cls; } classes[] = {
         {0, 0}, {1, 1}, {2, 2}, {3, 2}, {65535, 16}, {65536, 17}, {1ull << 40, 41},
         {~0ull, 64}};
@@ -71,7 +74,10 @@ int main(void)
     run("coll loom 10% faster", 3, 0, close_loom, 3, measure_then_loom);
     run("a tie", 3, 0, tie, 3, measure_then_next);
     run("a failed call through coll loom", 3, 0, failed, 1, next_now);
-    run("first pair slower, two faster, slower in sum", 3, 0, mixed, 3, measure_then_next);
+    run("first pair slower, two faster: the best counts", 3, 0, mixed, 3, measure_then_loom);
+    run("a slow call of the next component's weighs nothing", 3, 0, next_outlier, 3,
+        measure_then_next);
+    run("coll loom failing after a good pair", 3, 0, fails_later, 2, measure_then_next2);
     run("a lopsided second pair", 3, 0, late_lopsided, 2, measure_then_loom2);
     run("one pair at most", 1, 0, close_loom, 1, loom_now);
     run("coll loom 10x slower, a margin of 1000%", 3, 1000, slow_loom, 1, loom_now);
@@ -88,7 +94,7 @@ int main(void)
     if (0 != failures) {
         return 1;
     }
-    printf("PASS: coll loom's selection rule (11 sequences after a warm-up pair, a failed warm-up, %zu size classes)\n",
+    printf("PASS: coll loom's selection rule (13 sequences after a warm-up pair, a failed warm-up, %zu size classes)\n",
            sizeof(classes) / sizeof(classes[0]));
     return 0;
 }
