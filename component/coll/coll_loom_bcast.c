@@ -127,7 +127,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
 {
     mca_coll_loom_module_t *module = (mca_coll_loom_module_t *)base;
     ptrdiff_t true_lb, true_extent;
-    mca_coll_loom_trial_t trial;
+    mca_coll_loom_trial_t trial = {.choice = NULL};
     mca_coll_loom_call_t call;
     size_t type_size, bytes;
     unsigned max_segments;
@@ -135,20 +135,19 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     int fanout, rc;
 
     ompi_datatype_type_size(datatype, &type_size);
-    if (count <= 0 || type_size * (size_t)count < (size_t)mca_coll_loom_component.bcast_min ||
+    bytes = type_size * (size_t)(count > 0 ? count : 0);
+    if (0 == bytes || bytes < (size_t)mca_coll_loom_component.bcast_min ||
         ompi_comm_size(comm) < mca_coll_loom_component.bcast_min_procs ||
         (module->one_node && !mca_coll_loom_component.bcast_one_node) ||
         !mca_coll_loom_agreed(module, comm)) {
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
-    if (!mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_BCAST, type_size * (size_t)count,
-                              &trial)) {
+    if (!mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_BCAST, bytes, &trial)) {
         rc = module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
         return mca_coll_loom_chosen(module, comm, &trial, rc);
     }
     ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
     contiguous = ompi_datatype_is_contiguous_memory_layout(datatype, count);
-    bytes  = type_size * (size_t)count;
     fanout = (bytes >= (size_t)mca_coll_loom_component.bcast_chain_min)
                  ? 1 : mca_coll_loom_component.bcast_fanout;
     /* an inner node gets fanout requests per segment */

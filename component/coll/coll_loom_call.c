@@ -6,6 +6,7 @@
  * root's word, and the wait of a contributing rank for it.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_select.h"
 
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
@@ -251,9 +252,17 @@ int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine
 
 bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm)
 {
-    int mine = module->reached ? 1 : 0, all = 0;
+    int mine, all = 0;
 
     if (0 == module->agreed) {
+        /* measured selection's records: a rank without them would take
+         * other paths than the rest, so all step aside when one has none */
+        if (0 != mca_coll_loom_component.select) {
+            module->choices = calloc(MCA_COLL_LOOM_OPS * MCA_COLL_LOOM_SIZE_CLASSES,
+                                     sizeof(*module->choices));
+        }
+        mine = (module->reached &&
+                (0 == mca_coll_loom_component.select || NULL != module->choices)) ? 1 : 0;
         if (OMPI_SUCCESS != module->next_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm,
                                                    module->next_allreduce_module)) {
             all = 0;
@@ -261,8 +270,9 @@ bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicat
         module->agreed = all ? 1 : -1;
         if (!all) {
             opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: btl loom does "
-                                "not reach every rank of %s from every rank: its collectives "
-                                "go to the next component", comm->c_name);
+                                "not reach every rank of %s from every rank (or a rank had no "
+                                "memory for measured selection): its collectives go to the "
+                                "next component", comm->c_name);
         }
     }
     return 1 == module->agreed;

@@ -13,7 +13,6 @@
 #ifndef MCA_COLL_LOOM_CHOICE_H
 #define MCA_COLL_LOOM_CHOICE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 /* A pair this lopsided (either way) decides at once: one more pair would

@@ -46,7 +46,8 @@ void mca_coll_loom_pvars_register(void)
     mca_coll_loom_pvar("chose_loom", "Size classes of an operation on a communicator that "
                        "coll loom took after measuring it faster", &s->chose_loom);
     mca_coll_loom_pvar("chose_next", "Size classes of an operation on a communicator left to "
-                       "the next component after measuring it faster", &s->chose_next);
+                       "the next component after measuring it faster (or a call through coll "
+                       "loom failed)", &s->chose_next);
 }
 
 void mca_coll_loom_count(int64_t *counter)

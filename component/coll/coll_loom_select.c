@@ -31,24 +31,33 @@ static double mca_coll_loom_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* The decision on every rank: counted, and said at verbose 10. */
+static void mca_coll_loom_decided(const mca_coll_loom_trial_t *trial,
+                                  struct ompi_communicator_t *comm)
+{
+    const mca_coll_loom_choice_t *choice = trial->choice;
+    bool loom = MCA_COLL_LOOM_CHOICE_LOOM == choice->decided;
+
+    mca_coll_loom_count(loom ? &mca_coll_loom_stats.chose_loom : &mca_coll_loom_stats.chose_next);
+    opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: %s of %zu bytes "
+                        "(and its size class) on %s: coll loom %.0f us, the next component "
+                        "%.0f us (the best of %u pair(s) after a warm-up): %s", trial->op_name,
+                        trial->bytes, comm->c_name, choice->loom_us, choice->next_us,
+                        (unsigned)choice->pairs,
+                        loom ? "coll loom takes them" : "the next component takes them");
+}
+
 bool mca_coll_loom_choose(mca_coll_loom_module_t *module, int op, size_t bytes,
                           mca_coll_loom_trial_t *trial)
 {
     mca_coll_loom_choice_t *choice;
 
     trial->choice = NULL;
-    if (0 == mca_coll_loom_component.select) {
-        return true;
-    }
     if (NULL == module->choices) {
-        module->choices = calloc(MCA_COLL_LOOM_OPS * MCA_COLL_LOOM_SIZE_CLASSES,
-                                 sizeof(*module->choices));
-        if (NULL == module->choices) {
-            return true; /* every rank: the thresholds alone */
-        }
+        return true; /* coll_loom_select 0 (mca_coll_loom_agreed made them) */
     }
     choice = &module->choices[op * MCA_COLL_LOOM_SIZE_CLASSES +
-                              mca_coll_loom_choice_class(bytes) % MCA_COLL_LOOM_SIZE_CLASSES];
+                              mca_coll_loom_choice_class(bytes)];
     if (MCA_COLL_LOOM_CHOICE_MEASURING != choice->decided) {
         return MCA_COLL_LOOM_CHOICE_LOOM == choice->decided;
     }
@@ -66,7 +75,6 @@ int mca_coll_loom_chosen(mca_coll_loom_module_t *module, struct ompi_communicato
 {
     mca_coll_loom_choice_t *choice = trial->choice;
     double mine[2], slowest[2];
-    int decided;
 
     if (NULL == choice) {
         return rc;
@@ -84,21 +92,13 @@ int mca_coll_loom_chosen(mca_coll_loom_module_t *module, struct ompi_communicato
                                                module->next_allreduce_module)) {
         /* an error of the next component's reaches every rank alike */
         choice->decided = MCA_COLL_LOOM_CHOICE_NEXT;
-        return rc;
-    }
-    decided = mca_coll_loom_choice_add(choice, slowest[0], slowest[1],
+    } else {
+        (void)mca_coll_loom_choice_add(choice, slowest[0], slowest[1],
                                        (unsigned)mca_coll_loom_component.select_pairs,
                                        mca_coll_loom_component.select_margin);
-    if (MCA_COLL_LOOM_CHOICE_MEASURING != decided) {
-        mca_coll_loom_count(MCA_COLL_LOOM_CHOICE_LOOM == decided ? &mca_coll_loom_stats.chose_loom
-                                                                 : &mca_coll_loom_stats.chose_next);
-        opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: %s of %zu bytes "
-                            "(and its size class) on %s: coll loom %.0f us, the next component "
-                            "%.0f us (the best of %u pair(s) after a warm-up): %s",
-                            trial->op_name, trial->bytes, comm->c_name, choice->loom_us,
-                            choice->next_us, (unsigned)choice->pairs,
-                            MCA_COLL_LOOM_CHOICE_LOOM == decided ? "coll loom takes them"
-                                                                 : "the next component takes them");
+    }
+    if (MCA_COLL_LOOM_CHOICE_MEASURING != choice->decided) {
+        mca_coll_loom_decided(trial, comm);
     }
     return rc;
 }

@@ -20,8 +20,8 @@ enum {
     MCA_COLL_LOOM_OPS
 };
 
-/* size classes: a call's bit length, up to 2^63 bytes */
-#define MCA_COLL_LOOM_SIZE_CLASSES 64
+/* size classes: a call's bit length, 0-64 */
+#define MCA_COLL_LOOM_SIZE_CLASSES 65
 
 /* One call's part in the measuring (none when choice is NULL). */
 typedef struct mca_coll_loom_trial {

@@ -18,11 +18,13 @@
  */
 #include "loom_test_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CALLS 10
+/* calls per class: room for the warm-up pair, every pair and two more */
+#define CALLS (2 * (pairs + 1) + 2)
 
 enum { OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, OPS };
 
@@ -35,8 +37,8 @@ typedef struct {
     unsigned long long trials, chose_loom, chose_next, carried, fallbacks;
 } counts_t;
 
-static int rank, size;
 static int pairs = 3; /* coll_loom_select_pairs */
+static int rank, size;
 static const char *expect_choice; /* "loom", "next" or NULL: either */
 static int *send_ints, *recv_ints;
 static unsigned char *bytes_buf;
@@ -126,6 +128,7 @@ static void one_class(MPI_Comm comm, int op, size_t bytes, const char *what)
 {
     unsigned long long mine[5], low[5], high[5], trials, decided, carried, expected;
     counts_t before, after;
+    bool mine_loom;
     int k, i;
 
     counts_read(&before, op);
@@ -154,11 +157,10 @@ static void one_class(MPI_Comm comm, int op, size_t bytes, const char *what)
                   "measured, %s chosen)", what, op_names[op], bytes, carried, expected, trials,
                   (after.chose_loom > before.chose_loom) ? "coll loom" : "the next component");
     }
-    if (NULL != expect_choice &&
-        (0 == strcmp(expect_choice, "loom")) != (after.chose_loom > before.chose_loom)) {
+    mine_loom = after.chose_loom > before.chose_loom;
+    if (NULL != expect_choice && (0 == strcmp(expect_choice, "loom")) != mine_loom) {
         loom_fail("%s %s of %zu bytes: %s took the class, expected %s", what, op_names[op],
-                  bytes, (after.chose_loom > before.chose_loom) ? "coll loom" : "the next component",
-                  expect_choice);
+                  bytes, mine_loom ? "coll loom" : "the next component", expect_choice);
     }
     mine[0] = trials;
     mine[1] = after.chose_loom - before.chose_loom;
@@ -176,6 +178,32 @@ static void one_class(MPI_Comm comm, int op, size_t bytes, const char *what)
     if (0 == rank) {
         printf("%s %s of %zu bytes: %llu calls measured, %s takes the class\n", what,
                op_names[op], bytes, trials, mine[1] ? "coll loom" : "the next component");
+    }
+}
+
+/* Two classes of one operation measured at once, calls alternating between
+ * them: two decisions, every byte right, every rank alike. */
+static void interleaved(MPI_Comm comm, int op)
+{
+    unsigned long long mine[2], low[2], high[2];
+    counts_t before, after;
+    int k;
+
+    counts_read(&before, op);
+    for (k = 0; k < 2 * CALLS; ++k) {
+        one_call(comm, op, (k % 2) ? 512 * 1024 : 128 * 1024, k, "interleaved");
+    }
+    counts_read(&after, op);
+    mine[0] = after.trials - before.trials;
+    mine[1] = (after.chose_loom - before.chose_loom) + (after.chose_next - before.chose_next);
+    if (2 != mine[1] || mine[0] < 8 || mine[0] > 4 * (unsigned long long)(pairs + 1)) {
+        loom_fail("interleaved %s: %llu decisions and %llu calls measured, expected 2 and "
+                  "8-%d", op_names[op], mine[1], mine[0], 4 * (pairs + 1));
+    }
+    LOOM_CHECK_MPI(MPI_Allreduce(mine, low, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
+    LOOM_CHECK_MPI(MPI_Allreduce(mine, high, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    if (low[0] != high[0] || low[1] != high[1]) {
+        loom_fail("interleaved %s: the ranks counted differently", op_names[op]);
     }
 }
 
@@ -214,6 +242,11 @@ int main(int argc, char **argv)
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     every_op(dup, "dup");
     MPI_Comm_free(&dup);
+    for (i = 0; i < OPS; ++i) {
+        LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        interleaved(dup, i);
+        MPI_Comm_free(&dup);
+    }
     for (i = 0; i < 2; ++i) {
         /* Open MPI gives it the freed one's context id: measured afresh */
         LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
