@@ -90,7 +90,8 @@ else
 fi
 everything="--mca coll_loom_bcast_min 0 --mca coll_loom_bcast_min_procs 2 \
 --mca coll_loom_reduce_min 0 --mca coll_loom_allreduce_min 0 --mca coll_loom_reduce_min_procs 2 \
---mca coll_loom_allgather_min 0 --mca coll_loom_allgather_min_procs 2 --mca coll_loom_select 0"
+--mca coll_loom_allgather_min 0 --mca coll_loom_allgather_min_procs 2 --mca coll_loom_select 0 \
+--mca coll_loom_bcast_one_node 1 --mca coll_loom_allgather_one_node 1"
 
 config_args() {
     case "$1" in
