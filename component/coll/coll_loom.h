@@ -36,6 +36,7 @@ typedef struct mca_coll_loom_component_t {
     int bcast_segment;   /* bytes per pipelined segment */
     int bcast_fanout;    /* children per node of the broadcast tree */
     int bcast_chain_min; /* bytes: from here the tree is a chain (fanout 1) */
+    int bcast_eager_max; /* bytes: broadcasts up to here land in kept slots */
     int reduce_min;      /* bytes: smaller MPI_Reduce calls go to the next component */
     int allreduce_min;   /* bytes: smaller MPI_Allreduce calls too (-1: all of them) */
     int reduce_min_procs;
@@ -57,6 +58,7 @@ MCA_COLL_LOOM_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 /* What coll loom did in this process (pvars coll_loom_*). */
 typedef struct mca_coll_loom_stats {
     int64_t bcasts;
+    int64_t bcast_slots; /* of them, landed in the ranks' kept slots */
     int64_t reduces;
     int64_t allreduces;
     int64_t allgathers;
@@ -69,6 +71,49 @@ typedef struct mca_coll_loom_stats {
 extern mca_coll_loom_stats_t mca_coll_loom_stats;
 void mca_coll_loom_pvars_register(void);
 void mca_coll_loom_count(int64_t *counter);
+
+/* A rank's buffer as the root learns it. */
+typedef struct mca_coll_loom_dest {
+    uint64_t addr;
+    uint64_t counters;      /* a broadcast: the rank's first counter (engine-issued) */
+    uint32_t segments;      /* a broadcast: the segments the rank opened counters for */
+    uint32_t key_size;
+    uint32_t usable;        /* 0: this rank cannot take part (fall back) */
+    uint32_t reserved;
+    uint8_t  key[LOOM_OP_MSG_MAX];
+} mca_coll_loom_dest_t;
+
+/* A buffer another rank told can take part: it says so, and the key fits
+ * (its size is the sender's word; the key parser reads that many bytes). */
+static inline bool mca_coll_loom_dest_usable(const mca_coll_loom_dest_t *dest)
+{
+    return 0 != dest->usable && dest->key_size <= sizeof(dest->key);
+}
+
+/* One of a rank's two landing slots for small broadcasts. */
+typedef struct mca_coll_loom_slot {
+    uint8_t *buf;
+    size_t   buf_size;
+    loom_region_t *region;     /* its registration while the root may hold its key */
+    mca_coll_loom_dest_t told; /* what this rank told the root (usable 0: fall back) */
+    unsigned counters;         /* opened from told.counters, not released (0: none) */
+} mca_coll_loom_slot_t;
+
+/* Where broadcasts of at most coll_loom_bcast_eager_max bytes land
+ * (coll_loom_bcast_slot.c): each rank but the root tells it, in each such
+ * call, the address, key and fresh counters of one of two slots it keeps
+ * per communicator, for the next such call; the next call from the same
+ * root, if it fits, is pushed there without waiting for anyone, and each
+ * rank copies its data out.  size and root are the same at every rank:
+ * both follow from the calls' sizes and roots, which every rank sees
+ * alike. */
+typedef struct mca_coll_loom_slots {
+    size_t   size;          /* bytes every rank's slots hold (0: none told yet) */
+    int      root;          /* the rank told */
+    int      next;          /* this rank's slot told for the next call */
+    mca_coll_loom_slot_t slot[2];
+    mca_coll_loom_dest_t *tickets; /* the root's: every rank's (NULL: none kept) */
+} mca_coll_loom_slots_t;
 
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
@@ -90,6 +135,7 @@ typedef struct mca_coll_loom_module_t {
     void    *staging;    /* a reduction's root's queue, kept from call to call */
     size_t   staging_size;
     mca_coll_loom_choice_t *choices; /* per operation and size class (coll_loom_select.c) */
+    mca_coll_loom_slots_t slots;     /* small broadcasts' landing slots */
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 

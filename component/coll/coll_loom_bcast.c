@@ -54,7 +54,8 @@ static void mca_coll_loom_bcast_failed(mca_coll_loom_call_t *call)
 static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
 {
     mca_coll_loom_dest_t *dests = call->dests, scratch;
-    int32_t word = MCA_COLL_LOOM_DONE;
+    /* the root's own buffer too: its type may be laid out otherwise */
+    int32_t word = call->own.usable ? MCA_COLL_LOOM_DONE : MCA_COLL_LOOM_FALL_BACK;
     int rank;
 
     for (rank = 0; rank < call->size && OMPI_SUCCESS == *rc; ++rank) {
@@ -76,19 +77,24 @@ static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
     return word;
 }
 
-/* The root: every rank's buffer, then the schedule, then the outcome. */
-static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
+/* The root: every rank's buffer (told in this call, or slots told before),
+ * then the schedule, then the outcome. */
+static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool slotted)
 {
     struct ompi_communicator_t *comm = call->comm;
     int32_t word;
     unsigned s;
     int v, rc = OMPI_SUCCESS;
 
-    call->dests = calloc((size_t)call->size, sizeof(*call->dests));
-    if (NULL != call->dests) {
-        call->dests[call->root] = call->own;
+    if (slotted) {
+        word = mca_coll_loom_bcast_tickets(call);
+    } else {
+        call->dests = calloc((size_t)call->size, sizeof(*call->dests));
+        if (NULL != call->dests) {
+            call->dests[call->root] = call->own;
+        }
+        word = mca_coll_loom_bcast_gather(call, &rc);
     }
-    word = mca_coll_loom_bcast_gather(call, &rc);
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
         call->ops = calloc((size_t)call->segments * (size_t)(call->size - 1),
                            sizeof(*call->ops));
@@ -118,7 +124,9 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call)
         }
     }
     free(call->ops);
-    free(call->dests);
+    if (!slotted) {
+        free(call->dests);
+    }
     return (OMPI_SUCCESS != rc) ? rc : (MCA_COLL_LOOM_ENDED == word) ? OMPI_ERROR : word;
 }
 
@@ -131,8 +139,8 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     mca_coll_loom_call_t call;
     size_t type_size, bytes;
     unsigned max_segments;
-    bool contiguous;
-    int fanout, rc;
+    bool contiguous, slotted;
+    int fanout, rc, taken;
 
     ompi_datatype_type_size(datatype, &type_size);
     bytes = type_size * (size_t)(count > 0 ? count : 0);
@@ -156,13 +164,27 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
                             (uint8_t *)buff + true_lb, bytes,
                             (size_t)mca_coll_loom_component.bcast_segment, 1, max_segments);
     call.fanout = fanout;
-    mca_coll_loom_register(&call, call.base, call.bytes, contiguous,
-                           mca_coll_loom_buffer_access, &call.region, &call.own);
-    rc = (root == call.rank) ? mca_coll_loom_bcast_root(&call)
+    slotted = mca_coll_loom_bcast_slotted(module, root, bytes);
+    if (root == call.rank || !slotted) {
+        mca_coll_loom_register(&call, call.base, call.bytes, contiguous,
+                               mca_coll_loom_buffer_access, &call.region, &call.own);
+    }
+    rc = (root == call.rank) ? mca_coll_loom_bcast_root(&call, slotted)
+         : slotted           ? mca_coll_loom_bcast_slot_leaf(&call, buff, count, datatype,
+                                                             contiguous)
                              : mca_coll_loom_bcast_leaf(&call);
     rc = mca_coll_loom_counted(rc, &mca_coll_loom_stats.bcasts);
+    if (slotted && OMPI_SUCCESS == rc) {
+        mca_coll_loom_count(&mca_coll_loom_stats.bcast_slots);
+    }
     if (NULL != call.region) {
         module->api->mem_deregister(call.region);
+    }
+    if (root == call.rank && mca_coll_loom_bcast_slots_kept(bytes)) {
+        taken = mca_coll_loom_bcast_slots_take(&call);
+        if (OMPI_SUCCESS != taken && (OMPI_SUCCESS == rc || MCA_COLL_LOOM_FALL_BACK == rc)) {
+            rc = taken;
+        }
     }
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a broadcast of "

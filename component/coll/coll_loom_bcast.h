@@ -54,5 +54,31 @@ void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, uint64_t amount);
  * to the root and waits as the header says.  OMPI_SUCCESS, FALL_BACK, or an
  * error. */
 int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call);
+/* The wait of any rank but the root on its counters first .. first + count
+ * - 1, which it releases: OMPI_SUCCESS, FALL_BACK, or an error. */
+int mca_coll_loom_bcast_wait(mca_coll_loom_call_t *call, uint64_t first, unsigned count);
+
+/* Small broadcasts' slots (coll_loom_bcast_slot.c, coll_loom.h). */
+/* Whether a call of bytes tells and takes slots (coll_loom_bcast_eager_max). */
+bool mca_coll_loom_bcast_slots_kept(size_t bytes);
+/* Whether a call of bytes from root lands in the slots told to it. */
+bool mca_coll_loom_bcast_slotted(const mca_coll_loom_module_t *module, int root, size_t bytes);
+/* The root of a slotted call: the slots as the call's dests (call->dests,
+ * kept by the module), its own buffer (call->own) among them; DONE, or
+ * FALL_BACK when a rank's slot or this rank's buffer cannot take part. */
+int32_t mca_coll_loom_bcast_tickets(mca_coll_loom_call_t *call);
+/* Any other rank of a slotted call: tells its other slot, waits for the data
+ * in this call's, then copies it into buff (count of datatype, laid out as
+ * it may be). */
+int mca_coll_loom_bcast_slot_leaf(mca_coll_loom_call_t *call, void *buff, int count,
+                                  struct ompi_datatype_t *datatype, bool contiguous);
+/* Any rank but the root, in each call that keeps slots, whatever becomes of
+ * it, before its wait: the slot this call does not use told to the root. */
+int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted);
+/* The root of each call that keeps slots, once its pushes ended, whatever
+ * became of them: every other rank's slot told in the call. */
+int mca_coll_loom_bcast_slots_take(mca_coll_loom_call_t *call);
+/* The module's slots at its end. */
+void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module);
 
 #endif

@@ -24,11 +24,8 @@ static bool mca_coll_loom_bcast_told_failed(const mca_btl_loom_coll_api_t *api, 
 int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call)
 {
     const mca_btl_loom_coll_api_t *api = call->module->api;
-    int v = mca_coll_loom_bcast_vrank(call);
-    uint64_t forwards = (uint64_t)call->segments * (uint64_t)mca_coll_loom_bcast_children(call, v);
-    unsigned count = mca_coll_loom_bcast_counters(call, v);
-    uint64_t first = 0, outcome;
-    bool failed = false;
+    unsigned count = mca_coll_loom_bcast_counters(call, mca_coll_loom_bcast_vrank(call));
+    uint64_t first = 0;
     int rc;
 
     if (call->own.usable && LOOM_OK != api->counters_open(count, &first)) {
@@ -38,12 +35,26 @@ int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call)
     call->own.segments = call->segments;
     rc = MCA_PML_CALL(send(&call->own, sizeof(call->own), MPI_BYTE, call->root, call->tag,
                            MCA_PML_BASE_SEND_STANDARD, call->comm));
+    if (OMPI_SUCCESS == rc && mca_coll_loom_bcast_slots_kept(call->bytes)) {
+        rc = mca_coll_loom_bcast_slots_tell(call, false);
+    }
     if (OMPI_SUCCESS != rc || !call->own.usable) {
         if (0 != first) {
             (void)api->counters_release(first, count);
         }
         return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
     }
+    return mca_coll_loom_bcast_wait(call, first, count);
+}
+
+int mca_coll_loom_bcast_wait(mca_coll_loom_call_t *call, uint64_t first, unsigned count)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    int v = mca_coll_loom_bcast_vrank(call);
+    uint64_t forwards = (uint64_t)call->segments * (uint64_t)mca_coll_loom_bcast_children(call, v);
+    uint64_t outcome;
+    bool failed = false;
+
     for (;;) {
         outcome = api->counter_value(first + MCA_COLL_LOOM_BCAST_OUTCOME);
         if (outcome >= MCA_COLL_LOOM_OUTCOME_ENDED) {

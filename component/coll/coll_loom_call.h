@@ -26,24 +26,6 @@ typedef struct mca_coll_loom_word {
  * it. */
 #define MCA_COLL_LOOM_REQUESTS_PER_OWNER 512
 
-/* A rank's buffer as the root learns it. */
-typedef struct mca_coll_loom_dest {
-    uint64_t addr;
-    uint64_t counters;      /* a broadcast: the rank's first counter (engine-issued) */
-    uint32_t segments;      /* a broadcast: the segments the rank opened counters for */
-    uint32_t key_size;
-    uint32_t usable;        /* 0: this rank cannot take part (fall back) */
-    uint32_t reserved;
-    uint8_t  key[LOOM_OP_MSG_MAX];
-} mca_coll_loom_dest_t;
-
-/* A buffer another rank told can take part: it says so, and the key fits
- * (its size is the sender's word; the key parser reads that many bytes). */
-static inline bool mca_coll_loom_dest_usable(const mca_coll_loom_dest_t *dest)
-{
-    return 0 != dest->usable && dest->key_size <= sizeof(dest->key);
-}
-
 /* One call as this rank runs it. */
 typedef struct mca_coll_loom_call {
     mca_coll_loom_module_t *module;

@@ -90,6 +90,15 @@ static int mca_coll_loom_register(void)
     mca_coll_loom_param("bcast_chain_min", "Broadcasts of at least this many bytes run on a "
         "chain (each rank forwards every segment to the next, pipelined) instead of the tree "
         "of coll_loom_bcast_fanout (0-1073741824)", OPAL_INFO_LVL_6, &c->bcast_chain_min);
+    /* a small broadcast waited a round trip for the ranks' buffers before its
+     * first push (coll_loom_bcast_slot.c) */
+    c->bcast_eager_max = 262144;
+    mca_coll_loom_param("bcast_eager_max", "Broadcasts of at most this many bytes land in a "
+        "slot each rank keeps per communicator (grown to the largest such broadcast, a power "
+        "of two) and told the root in the call before, so the root pushes at once and each "
+        "rank copies its data out; larger ones land in the ranks' own buffers after each "
+        "rank told the root where (0: never in slots; 0-16777216)", OPAL_INFO_LVL_6,
+        &c->bcast_eager_max);
     /* measured (docs/perf/2026-12-04-coll.md): from 2 MiB coll loom's MPI_Reduce took
      * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.29-0.73x on
      * the virtual cluster (4 nodes, rails unshaped and at 200 mbit); from
@@ -207,6 +216,7 @@ static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mp
         !mca_coll_loom_check("bcast_segment", c->bcast_segment, 4096, 1 << 30) ||
         !mca_coll_loom_check("bcast_fanout", c->bcast_fanout, 1, 64) ||
         !mca_coll_loom_check("bcast_chain_min", c->bcast_chain_min, 0, 1 << 30) ||
+        !mca_coll_loom_check("bcast_eager_max", c->bcast_eager_max, 0, 1 << 24) ||
         !mca_coll_loom_check("reduce_min", c->reduce_min, 0, 1 << 30) ||
         !mca_coll_loom_check("reduce_min_procs", c->reduce_min_procs, 2, 1000000) ||
         !mca_coll_loom_check("reduce_segment", c->reduce_segment, 4096, 1 << 30) ||

@@ -7,7 +7,7 @@
  * leaves (and its allreduce to agree with the other ranks that loom reaches
  * them all).
  */
-#include "coll_loom.h"
+#include "coll_loom_bcast.h"
 
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/base.h"
@@ -35,6 +35,7 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
     module->staging           = NULL;
     module->staging_size      = 0;
     module->choices           = NULL;
+    memset(&module->slots, 0, sizeof(module->slots));
 }
 
 static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
@@ -51,6 +52,7 @@ static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
     if (NULL != module->next_allgather_module) {
         OBJ_RELEASE(module->next_allgather_module);
     }
+    mca_coll_loom_bcast_slots_free(module);
     free(module->staging);
     free(module->names);
     free(module->choices);

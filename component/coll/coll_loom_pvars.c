@@ -30,6 +30,10 @@ void mca_coll_loom_pvars_register(void)
     mca_coll_loom_stats_t *s = &mca_coll_loom_stats;
 
     mca_coll_loom_pvar("bcasts", "Broadcasts coll loom carried on pushes", &s->bcasts);
+    mca_coll_loom_pvar("bcast_slots", "Broadcasts coll loom carried that landed in the slots "
+                       "the ranks keep per communicator and told the root in the call before "
+                       "(coll_loom_bcast_eager_max), without a message from them first",
+                       &s->bcast_slots);
     mca_coll_loom_pvar("reduces", "MPI_Reduce calls coll loom carried on pushes",
                        &s->reduces);
     mca_coll_loom_pvar("allreduces", "MPI_Allreduce calls coll loom carried on pushes",

@@ -110,6 +110,112 @@ static void datatypes(MPI_Comm comm)
     MPI_Type_free(&every_other);
 }
 
+/* Broadcasts of at most coll_loom_bcast_eager_max bytes land in slots the
+ * ranks told the root in the call before (coll_loom_bcast_slot.c): a call
+ * is slotted when it fits the slots and comes from the root they were told
+ * to.  The rule is kept here too, to count the slotted calls exactly. */
+static size_t slot_size; /* as every rank computes it */
+static int slot_root = -1;
+
+static size_t eager_max(void)
+{
+    const char *value = getenv("OMPI_MCA_coll_loom_bcast_eager_max");
+
+    return (NULL != value) ? (size_t)strtoul(value, NULL, 10) : 262144;
+}
+
+/* Whether coll loom's call of bytes from root is slotted; the slots after it. */
+static int slotted(size_t bytes, int root)
+{
+    size_t grown = 4096;
+    int is = 0 != slot_size && bytes <= slot_size && root == slot_root;
+
+    if (bytes > eager_max()) {
+        return 0;
+    }
+    while (grown < bytes) {
+        grown <<= 1;
+    }
+    grown = (grown > eager_max()) ? eager_max() : grown;
+    slot_size = (grown > slot_size) ? grown : slot_size;
+    slot_root = root;
+    return is;
+}
+
+static void slots(void)
+{
+    static const size_t cycle[] = {65536, 100000, 262144, 70000, 65536, 131072, 262144};
+    unsigned long long before = loom_pvar_counter("coll_loom_bcast_slots"), expected = 0;
+    unsigned long long fallbacks;
+    MPI_Datatype every_other;
+    const int count = 20000; /* ints: 80000 bytes */
+    int rank, size, root, i, *ints = (int *)buf;
+    char what[96];
+    MPI_Comm comm;
+
+    LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    slot_size = 0;
+    slot_root = -1;
+    /* growing, then fitting; the same root, then another, then back */
+    for (i = 0; i < 28; ++i) {
+        root = (i < 14) ? 0 : (i < 21) ? size - 1 : 0;
+        snprintf(what, sizeof(what), "slots: %zu bytes from rank %d, call %d",
+                 cycle[i % 7], root, i);
+        expected += slotted(cycle[i % 7], root);
+        bcast_bytes(comm, cycle[i % 7], root, 800u + (unsigned)i, what);
+    }
+    /* a leaf's vector type, its data copied out of its slot where it lands */
+    LOOM_CHECK_MPI(MPI_Type_vector(count, 1, 2, MPI_INT, &every_other));
+    LOOM_CHECK_MPI(MPI_Type_commit(&every_other));
+    for (i = 0; i < 2 * count; ++i) {
+        ints[i] = (0 == rank) ? i * 5 + 3 : -1;
+    }
+    expected += slotted((size_t)count * sizeof(int), 0);
+    if (0 == rank) {
+        LOOM_CHECK_MPI(MPI_Bcast(ints, count, MPI_INT, 0, comm));
+    } else {
+        LOOM_CHECK_MPI(MPI_Bcast(ints, 1, every_other, 0, comm));
+    }
+    for (i = 0; i < 2 * count && 0 != rank; ++i) {
+        int want = (0 == i % 2) ? (i / 2) * 5 + 3 : -1;
+        if (ints[i] != want) {
+            loom_fail("slots: a leaf's vector type: int %d is %d, expected %d", i, ints[i],
+                      want);
+        }
+    }
+    /* the root's vector type: every rank goes to the next component */
+    fallbacks = loom_pvar_counter("coll_loom_fallbacks");
+    for (i = 0; i < 2 * count; ++i) {
+        ints[i] = (0 == rank) ? i * 9 + 4 : -1;
+    }
+    (void)slotted((size_t)count * sizeof(int), 0);
+    if (0 == rank) {
+        LOOM_CHECK_MPI(MPI_Bcast(ints, 1, every_other, 0, comm));
+    } else {
+        LOOM_CHECK_MPI(MPI_Bcast(ints, count, MPI_INT, 0, comm));
+    }
+    for (i = 0; i < count && 0 != rank; ++i) {
+        if (ints[i] != 2 * i * 9 + 4) {
+            loom_fail("slots: from the root's vector type: int %d is %d, expected %d", i,
+                      ints[i], 2 * i * 9 + 4);
+        }
+    }
+    if (loom_pvar_counter("coll_loom_fallbacks") != fallbacks + 1) {
+        loom_fail("slots: the root's vector type did not go to the next component");
+    }
+    /* and the next one lands in a slot again */
+    expected += slotted(65536, 0);
+    bcast_bytes(comm, 65536, 0, 900u, "slots: 64 KiB after a fall back");
+    MPI_Type_free(&every_other);
+    MPI_Comm_free(&comm);
+    if (loom_pvar_counter("coll_loom_bcast_slots") - before != expected) {
+        loom_fail("slots: %llu broadcasts landed in slots, expected %llu",
+                  loom_pvar_counter("coll_loom_bcast_slots") - before, expected);
+    }
+}
+
 /* One broadcast of 16 MiB from rank 0 that the inner nodes' bound on
  * waiting pushes makes fail: the root returns an error (and counts it);
  * any other rank returns an error or every byte. */
@@ -171,6 +277,11 @@ static void failure(void)
     for (round = 0; round < 2 * size; ++round) {
         snprintf(what, sizeof(what), "128 KiB from rank %d after 20 failed", round % size);
         bcast_bytes(comm, 128 * KIB, round % size, 700u + (unsigned)round, what);
+    }
+    /* from one root: into the slots of the call before */
+    for (round = 0; round < 4; ++round) {
+        snprintf(what, sizeof(what), "128 KiB from rank 0 after 20 failed, call %d", round);
+        bcast_bytes(comm, 128 * KIB, 0, 750u + (unsigned)round, what);
     }
     MPI_Comm_free(&comm);
     LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
@@ -288,6 +399,9 @@ int main(int argc, char **argv)
     }
     sweep(MPI_COMM_WORLD, "world");
     datatypes(MPI_COMM_WORLD);
+    if (expect_loom) {
+        slots();
+    }
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     sweep(dup, "dup");
     LOOM_CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half));

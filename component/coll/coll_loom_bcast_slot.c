@@ -1,0 +1,260 @@
+/*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Small broadcasts without the ranks' first message (coll_loom.h,
+ * mca_coll_loom_slots_t).  A broadcast through pushes needs the address,
+ * key and counters of every rank's buffer, and a rank can tell them only
+ * once it entered the call: the root waits for that message before its
+ * first push, one round trip that costs a small broadcast more than its
+ * data (a forced 64 KiB broadcast on the virtual cluster: 0.47-0.52 ms
+ * against coll tuned's 0.09-0.31, docs/perf/2026-12-07-waits.md).
+ *
+ * So each rank but the root keeps two slots per communicator, and early in
+ * each call of at most coll_loom_bcast_eager_max bytes tells the root where
+ * the next may land: the slot this call does not use, its address and key,
+ * and fresh counters (engine-issued, never used before).  The root takes
+ * these once its pushes ended, before it returns, so that no message
+ * outlives the call (a communicator freed with one in flight would hand it
+ * to the next that reuses its id).  The next call from the same root, if
+ * it fits the slots, is pushed there at once; each rank copies its data
+ * out.  Whether a call is slotted
+ * follows from the sizes and roots of the calls before it, which every rank
+ * sees alike, so all take the same path without a word.  The slots grow to
+ * the next power of two above the largest such call, never above
+ * coll_loom_bcast_eager_max; a call that does not fit, or comes from
+ * another root, goes the way of any broadcast and renews the slots.
+ */
+#include "coll_loom_bcast.h"
+
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/pml/pml.h"
+#include "opal/util/output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MCA_COLL_LOOM_SLOT_MIN 4096
+
+static const unsigned mca_coll_loom_slot_access = LOOM_ACCESS_LOCAL_WRITE |
+                                                  LOOM_ACCESS_REMOTE_WRITE |
+                                                  LOOM_ACCESS_REMOTE_READ;
+
+bool mca_coll_loom_bcast_slots_kept(size_t bytes)
+{
+    return bytes <= (size_t)mca_coll_loom_component.bcast_eager_max;
+}
+
+bool mca_coll_loom_bcast_slotted(const mca_coll_loom_module_t *module, int root, size_t bytes)
+{
+    return 0 != module->slots.size && bytes <= module->slots.size && root == module->slots.root;
+}
+
+/* Segments a slot of size bytes has counters for: a call that fits has at
+ * most these (its segments are never smaller than coll_loom_bcast_segment). */
+static unsigned mca_coll_loom_slot_segments(size_t size)
+{
+    size_t segment = (size_t)mca_coll_loom_component.bcast_segment;
+    size_t segments = (size + segment - 1) / segment;
+
+    return (segments > MCA_COLL_LOOM_REQUESTS_PER_OWNER) ? MCA_COLL_LOOM_REQUESTS_PER_OWNER
+                                                          : (unsigned)segments;
+}
+
+/* The slots' size and root after a call: the same at every rank. */
+static void mca_coll_loom_slots_advance(mca_coll_loom_slots_t *slots,
+                                        const mca_coll_loom_call_t *call)
+{
+    size_t max = (size_t)mca_coll_loom_component.bcast_eager_max, grown = MCA_COLL_LOOM_SLOT_MIN;
+
+    while (grown < call->bytes) {
+        grown <<= 1;
+    }
+    if (grown > max) {
+        grown = max;
+    }
+    if (grown > slots->size) {
+        slots->size = grown;
+    }
+    slots->root = call->root;
+}
+
+/* What this rank told of slot and nobody will use any more: its counters. */
+static void mca_coll_loom_slot_forget(const mca_btl_loom_coll_api_t *api,
+                                      mca_coll_loom_slot_t *slot)
+{
+    if (0 != slot->counters) {
+        (void)api->counters_release(slot->told.counters, slot->counters);
+        slot->counters = 0;
+    }
+    slot->told.usable = 0;
+}
+
+/* slot of size bytes, registered, with fresh counters, told to the root;
+ * slot->told.usable 0 when one of them could not be had. */
+static int mca_coll_loom_slot_tell(mca_coll_loom_call_t *call, mca_coll_loom_slot_t *slot,
+                                   size_t size)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    unsigned segments = mca_coll_loom_slot_segments(size);
+    unsigned count = MCA_COLL_LOOM_BCAST_SEGMENT + segments;
+    loom_region_t *told = slot->region;
+    uint64_t first = 0;
+    void *buf = NULL;
+
+    if (slot->buf_size < size) {
+        /* the old slot's key goes with it */
+        if (NULL != told) {
+            api->mem_deregister(told);
+            told = NULL;
+        }
+        free(slot->buf);
+        slot->buf      = NULL;
+        slot->buf_size = 0;
+        if (0 == posix_memalign(&buf, MCA_COLL_LOOM_SLOT_MIN, size)) {
+            slot->buf      = buf;
+            slot->buf_size = size;
+        }
+    }
+    /* registered again each time (a hit in loom's cache), so that a key
+     * refused after a rail came back is not told again */
+    mca_coll_loom_register(call, slot->buf, size, NULL != slot->buf, mca_coll_loom_slot_access,
+                           &slot->region, &slot->told);
+    if (NULL != told) {
+        api->mem_deregister(told);
+    }
+    if (slot->told.usable && LOOM_OK != api->counters_open(count, &first)) {
+        slot->told.usable = 0; /* at the bound: the root makes every rank fall back */
+    }
+    if (slot->told.usable) {
+        slot->told.counters = first;
+        slot->told.segments = segments;
+        slot->counters      = count;
+    }
+    return MCA_PML_CALL(send(&slot->told, sizeof(slot->told), MPI_BYTE, call->root, call->tag,
+                             MCA_PML_BASE_SEND_STANDARD, call->comm));
+}
+
+int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted)
+{
+    mca_coll_loom_slots_t *slots = &call->module->slots;
+    int rc;
+
+    if (slotted) {
+        slots->next ^= 1; /* the other is this call's */
+    }
+    /* not used by this call: told again */
+    mca_coll_loom_slot_forget(call->module->api, &slots->slot[slots->next]);
+    mca_coll_loom_slots_advance(slots, call);
+    rc = mca_coll_loom_slot_tell(call, &slots->slot[slots->next], slots->size);
+    if (OMPI_SUCCESS != rc) {
+        opal_output(0, "coll loom: a broadcast slot could not be told to the root of %s (%d)",
+                    call->comm->c_name, rc);
+    }
+    return rc;
+}
+
+int mca_coll_loom_bcast_slots_take(mca_coll_loom_call_t *call)
+{
+    mca_coll_loom_slots_t *slots = &call->module->slots;
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    mca_coll_loom_dest_t scratch, *ticket;
+    int rank, rc = OMPI_SUCCESS;
+
+    /* what this rank told another root before goes unused */
+    mca_coll_loom_slot_forget(api, &slots->slot[0]);
+    mca_coll_loom_slot_forget(api, &slots->slot[1]);
+    mca_coll_loom_slots_advance(slots, call);
+    if (NULL == slots->tickets) {
+        slots->tickets = calloc((size_t)call->size, sizeof(*slots->tickets));
+    }
+    /* without memory to keep them each rank is told at once to fall back in
+     * the call its slot was for */
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
+        if (rank == call->root) {
+            continue;
+        }
+        ticket = (NULL == slots->tickets) ? &scratch : &slots->tickets[rank];
+        rc = MCA_PML_CALL(recv(ticket, sizeof(*ticket), MPI_BYTE, rank, call->tag, call->comm,
+                               MPI_STATUS_IGNORE));
+        if (OMPI_SUCCESS == rc && NULL == slots->tickets && scratch.usable) {
+            (void)api->counter_add(call->module->names[rank],
+                                   scratch.counters + MCA_COLL_LOOM_BCAST_OUTCOME,
+                                   MCA_COLL_LOOM_OUTCOME_FALL_BACK);
+        }
+    }
+    if (OMPI_SUCCESS != rc) {
+        opal_output(0, "coll loom: the broadcast slots of %s could not be taken (%d)",
+                    call->comm->c_name, rc);
+    }
+    return rc;
+}
+
+int32_t mca_coll_loom_bcast_tickets(mca_coll_loom_call_t *call)
+{
+    mca_coll_loom_slots_t *slots = &call->module->slots;
+    int32_t word = MCA_COLL_LOOM_DONE;
+    int rank;
+
+    if (NULL == slots->tickets) {
+        return MCA_COLL_LOOM_FALL_BACK; /* every rank was told when they came */
+    }
+    call->dests = slots->tickets;
+    call->dests[call->root] = call->own;
+    for (rank = 0; rank < call->size; ++rank) {
+        if (!mca_coll_loom_dest_usable(&call->dests[rank]) ||
+            (rank != call->root && call->dests[rank].segments < call->segments)) {
+            word = MCA_COLL_LOOM_FALL_BACK;
+        }
+    }
+    return word;
+}
+
+int mca_coll_loom_bcast_slot_leaf(mca_coll_loom_call_t *call, void *buff, int count,
+                                  struct ompi_datatype_t *datatype, bool contiguous)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    mca_coll_loom_slot_t *slot = &call->module->slots.slot[call->module->slots.next];
+    uint64_t first = slot->told.counters;
+    unsigned counters = slot->counters;
+    bool usable = 0 != slot->told.usable;
+    int rc;
+
+    slot->counters    = 0; /* this call's: the wait releases them */
+    slot->told.usable = 0;
+    rc = mca_coll_loom_bcast_slots_tell(call, true);
+    if (OMPI_SUCCESS != rc || !usable) {
+        if (0 != counters) {
+            (void)api->counters_release(first, counters);
+        }
+        /* the root saw an unusable slot in what this rank told */
+        return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
+    }
+    rc = mca_coll_loom_bcast_wait(call, first, counters);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (contiguous) {
+        memcpy(call->base, slot->buf, call->bytes);
+        return OMPI_SUCCESS;
+    }
+    return ompi_datatype_sndrcv(slot->buf, (int32_t)call->bytes, MPI_BYTE, buff, count,
+                                datatype);
+}
+
+void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module)
+{
+    mca_coll_loom_slots_t *slots = &module->slots;
+    int i;
+
+    for (i = 0; i < 2; ++i) {
+        if (NULL != module->api) {
+            mca_coll_loom_slot_forget(module->api, &slots->slot[i]);
+            if (NULL != slots->slot[i].region) {
+                module->api->mem_deregister(slots->slot[i].region);
+            }
+        }
+        free(slots->slot[i].buf);
+    }
+    free(slots->tickets);
+    memset(slots, 0, sizeof(*slots));
+}
