@@ -129,13 +129,13 @@ run_bad "invalid value 100 for MCA parameter btl_loom_zcopy_threshold" --mca btl
 # why, and the job's collectives run on the next component
 coll_params=$(LD_PRELOAD=${LOOM_ASAN_PRELOAD:-} "$ompi_info" --param coll loom --level 9 --parsable)
 for p in priority verbose bcast_min bcast_min_procs bcast_one_node bcast_segment bcast_fanout \
-         bcast_chain_min reduce_min allreduce_min reduce_min_procs reduce_segment reduce_depth \
+         bcast_chain_min bcast_eager_max reduce_min allreduce_min reduce_min_procs reduce_segment reduce_depth \
          reduce_staging allgather_min allgather_min_procs allgather_one_node allgather_segment \
          allgather_window select select_pairs select_margin; do
     grep -q "^mca:coll:loom:param:coll_loom_$p:" <<<"$coll_params"
     check "ompi_info lists coll_loom_$p" $?
 done
-for p in bcasts reduces allreduces allgathers fallbacks failures trials chose_loom chose_next; do
+for p in bcasts bcast_slots reduces allreduces allgathers fallbacks failures trials chose_loom chose_next; do
     grep -q "^mca:coll:loom:pvar:coll_loom_$p:class:counter" <<<"$coll_params"
     check "ompi_info lists the pvar coll_loom_$p" $?
 done

@@ -18,7 +18,9 @@ int mca_btl_loom_push_params_register(void)
     c->push_counters = 4096;
     mca_btl_loom_param_register("push_counters", "Completion counters this process keeps "
         "for conditional pushes (a collective opens its own for each call and releases "
-        "them; other counters are made by the first push waiting on one or the first "
+        "them, and a communicator's small broadcasts keep a few per rank between calls, "
+        "coll_loom_bcast_eager_max; other counters are made by the first push waiting on one "
+        "or the first "
         "addition to one); beyond, a push or an addition naming a new one is refused, and "
         "a collective that cannot open its own steps aside (16-1000000)",
         MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->push_counters);

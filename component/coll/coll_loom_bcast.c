@@ -182,8 +182,8 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     }
     if (root == call.rank && mca_coll_loom_bcast_slots_kept(bytes)) {
         taken = mca_coll_loom_bcast_slots_take(&call);
-        if (OMPI_SUCCESS != taken && (OMPI_SUCCESS == rc || MCA_COLL_LOOM_FALL_BACK == rc)) {
-            rc = taken;
+        if (OMPI_SUCCESS != taken && OMPI_SUCCESS == rc) {
+            rc = taken; /* a fall back still runs: the others are in it */
         }
     }
     if (MCA_COLL_LOOM_FALL_BACK == rc) {

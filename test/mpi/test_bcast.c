@@ -146,13 +146,14 @@ static void slots(void)
 {
     static const size_t cycle[] = {65536, 100000, 262144, 70000, 65536, 131072, 262144};
     unsigned long long before = loom_pvar_counter("coll_loom_bcast_slots"), expected = 0;
-    unsigned long long fallbacks;
+    unsigned long long fallbacks, counters;
     MPI_Datatype every_other;
     const int count = 20000; /* ints: 80000 bytes */
     int rank, size, root, i, *ints = (int *)buf;
     char what[96];
     MPI_Comm comm;
 
+    counters = loom_pvar_counter("btl_loom_push_counters");
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -210,6 +211,11 @@ static void slots(void)
     bcast_bytes(comm, 65536, 0, 900u, "slots: 64 KiB after a fall back");
     MPI_Type_free(&every_other);
     MPI_Comm_free(&comm);
+    /* the freed communicator's slots gave their counters back */
+    if (loom_pvar_counter("btl_loom_push_counters") != counters) {
+        loom_fail("slots: %llu counters here after the communicator was freed, %llu before it "
+                  "was made", loom_pvar_counter("btl_loom_push_counters"), counters);
+    }
     if (loom_pvar_counter("coll_loom_bcast_slots") - before != expected) {
         loom_fail("slots: %llu broadcasts landed in slots, expected %llu",
                   loom_pvar_counter("coll_loom_bcast_slots") - before, expected);
@@ -253,7 +259,7 @@ static int failed_bcast(MPI_Comm comm, unsigned seed, const char *what)
 static void failure(void)
 {
     int rank, size, round, failed = 0, all_failed = 0;
-    unsigned long long counters, waiting;
+    unsigned long long counters, waiting, slots_before;
     char what[96];
     MPI_Comm comm;
 
@@ -278,10 +284,16 @@ static void failure(void)
         snprintf(what, sizeof(what), "128 KiB from rank %d after 20 failed", round % size);
         bcast_bytes(comm, 128 * KIB, round % size, 700u + (unsigned)round, what);
     }
-    /* from one root: into the slots of the call before */
+    /* from one root: into the slots of the call before (the first of them
+     * tells the slots to rank 0) */
+    slots_before = loom_pvar_counter("coll_loom_bcast_slots");
     for (round = 0; round < 4; ++round) {
         snprintf(what, sizeof(what), "128 KiB from rank 0 after 20 failed, call %d", round);
         bcast_bytes(comm, 128 * KIB, 0, 750u + (unsigned)round, what);
+    }
+    if (loom_pvar_counter("coll_loom_bcast_slots") - slots_before != 3) {
+        loom_fail("after 20 failed broadcasts %llu of 3 from one root landed in slots",
+                  loom_pvar_counter("coll_loom_bcast_slots") - slots_before);
     }
     MPI_Comm_free(&comm);
     LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
