@@ -315,32 +315,46 @@ static int thread_errors; /* broadcasts of the threads that returned an error he
 /* Each thread: 1 MiB broadcasts on its own communicator, roots taking turns;
  * one may fail where the pushes of all the threads' calls pass a bound of a
  * rank (waiting pushes), and then every rank goes on to the next. */
+/* One broadcast of a thread on its communicator: every byte, or an error
+ * (counted). */
+static void thread_bcast(MPI_Comm comm, unsigned char *mine, size_t bytes, int root,
+                         unsigned seed, const char *what)
+{
+    int rank, rc;
+
+    MPI_Comm_rank(comm, &rank);
+    if (rank == root) {
+        loom_fill_pattern(mine, bytes, seed, root);
+    } else {
+        memset(mine, LOOM_POISON, bytes);
+    }
+    memset(mine + bytes, LOOM_POISON, LOOM_GUARD_SIZE);
+    rc = MPI_Bcast(mine, (int)bytes, MPI_BYTE, root, comm);
+    if (MPI_SUCCESS == rc) {
+        loom_check_recv(mine, bytes, seed, root, what);
+    } else {
+        __atomic_add_fetch(&thread_errors, 1, __ATOMIC_RELAXED);
+    }
+}
+
 static void *broadcaster(void *p)
 {
     loom_thread_arg_t *arg = p;
     unsigned char *mine = loom_malloc(MIB + LOOM_GUARD_SIZE);
-    int size, rank, root, i, rc;
-    unsigned seed;
+    int size, i;
     char what[64];
 
     MPI_Comm_size(arg->comm, &size);
-    MPI_Comm_rank(arg->comm, &rank);
     for (i = 0; i < 4; ++i) {
-        root = (i + arg->id) % size;
-        seed = 800u + (unsigned)(i * 64 + arg->id);
         snprintf(what, sizeof(what), "thread %d: 1 MiB, call %d", arg->id, i);
-        if (rank == root) {
-            loom_fill_pattern(mine, MIB, seed, root);
-        } else {
-            memset(mine, LOOM_POISON, MIB);
-        }
-        memset(mine + MIB, LOOM_POISON, LOOM_GUARD_SIZE);
-        rc = MPI_Bcast(mine, (int)MIB, MPI_BYTE, root, arg->comm);
-        if (MPI_SUCCESS == rc) {
-            loom_check_recv(mine, MIB, seed, root, what);
-        } else {
-            __atomic_add_fetch(&thread_errors, 1, __ATOMIC_RELAXED);
-        }
+        thread_bcast(arg->comm, mine, MIB, (i + arg->id) % size,
+                     800u + (unsigned)(i * 64 + arg->id), what);
+    }
+    /* small ones from one root: from the second on, into the slots told */
+    for (i = 0; i < 4; ++i) {
+        snprintf(what, sizeof(what), "thread %d: 64 KiB, call %d", arg->id, i);
+        thread_bcast(arg->comm, mine, 64 * KIB, arg->id % size,
+                     1100u + (unsigned)(i * 64 + arg->id), what);
     }
     free(mine);
     return NULL;
@@ -357,6 +371,7 @@ static void threads(int n, int provided)
 {
     unsigned long long fallbacks = loom_pvar_counter("coll_loom_fallbacks");
     unsigned long long failures = loom_pvar_counter("coll_loom_failures");
+    unsigned long long slotted = loom_pvar_counter("coll_loom_bcast_slots");
     unsigned long long counters;
     int size;
 
@@ -378,8 +393,15 @@ static void threads(int n, int provided)
         loom_fail("%d broadcasts failed at 2 ranks, where nothing waits on a counter",
                   thread_errors);
     }
-    printf("%d threads: %llu broadcasts stepped aside here, %d returned an error\n", n,
-           loom_pvar_counter("coll_loom_fallbacks") - fallbacks, thread_errors);
+    slotted = loom_pvar_counter("coll_loom_bcast_slots") - slotted;
+    if (2 == size && loom_pvar_counter("coll_loom_fallbacks") == fallbacks &&
+        slotted != 3ull * (unsigned long long)n) {
+        loom_fail("%llu of the threads' 64 KiB broadcasts landed in slots, expected %d (3 of "
+                  "4 each)", slotted, 3 * n);
+    }
+    printf("%d threads: %llu broadcasts stepped aside here, %d returned an error, %llu landed "
+           "in slots\n", n, loom_pvar_counter("coll_loom_fallbacks") - fallbacks, thread_errors,
+           slotted);
     bcast_bytes(MPI_COMM_WORLD, MIB, size - 1, 900, "the broadcast after the threads'");
 }
 
