@@ -50,27 +50,40 @@ static void mca_coll_loom_bcast_failed(mca_coll_loom_call_t *call)
     mca_coll_loom_bcast_outcome(call, MCA_COLL_LOOM_OUTCOME_FAILED);
 }
 
-/* Every rank's buffer and counters, and whether all can take part. */
-static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
+int mca_coll_loom_bcast_collect(mca_coll_loom_call_t *call, mca_coll_loom_dest_t *dests)
 {
-    mca_coll_loom_dest_t *dests = call->dests, scratch;
-    /* the root's own buffer too: its type may be laid out otherwise */
-    int32_t word = call->own.usable ? MCA_COLL_LOOM_DONE : MCA_COLL_LOOM_FALL_BACK;
-    int rank;
+    mca_coll_loom_dest_t scratch;
+    int rank, rc = OMPI_SUCCESS;
 
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == *rc; ++rank) {
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
         if (rank == call->root) {
             continue;
         }
-        *rc = MCA_PML_CALL(recv((NULL == dests) ? &scratch : &dests[rank], sizeof(scratch),
-                                MPI_BYTE, rank, call->tag, call->comm, MPI_STATUS_IGNORE));
-        if (NULL == dests && OMPI_SUCCESS == *rc && scratch.usable) {
+        rc = MCA_PML_CALL(recv((NULL == dests) ? &scratch : &dests[rank], sizeof(scratch),
+                               MPI_BYTE, rank, call->tag, call->comm, MPI_STATUS_IGNORE));
+        if (NULL == dests && OMPI_SUCCESS == rc && scratch.usable) {
             /* no memory to keep them: each rank is told to fall back at once */
             (void)call->module->api->counter_add(call->module->names[rank],
                                                  scratch.counters + MCA_COLL_LOOM_BCAST_OUTCOME,
                                                  MCA_COLL_LOOM_OUTCOME_FALL_BACK);
         }
-        if (NULL == dests || !mca_coll_loom_dest_usable(&dests[rank]) || dests[rank].segments != call->segments) {
+    }
+    return rc;
+}
+
+/* Every rank's buffer and counters, and whether all can take part. */
+static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
+{
+    mca_coll_loom_dest_t *dests = call->dests;
+    /* the root's own buffer too: its type may be laid out otherwise */
+    int32_t word = call->own.usable ? MCA_COLL_LOOM_DONE : MCA_COLL_LOOM_FALL_BACK;
+    int rank;
+
+    *rc = mca_coll_loom_bcast_collect(call, dests);
+    for (rank = 0; rank < call->size && OMPI_SUCCESS == *rc; ++rank) {
+        if (rank != call->root &&
+            (NULL == dests || !mca_coll_loom_dest_usable(&dests[rank]) ||
+             dests[rank].segments != call->segments)) {
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }

@@ -50,6 +50,10 @@ void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, unsigned s, int v);
 /* The root adds amount to OUTCOME at every rank of call->dests that can hear
  * it. */
 void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, uint64_t amount);
+/* The root: every other rank's buffer as it told it, into dests[rank]; with
+ * dests NULL (no memory to keep them) each rank that could take part is
+ * told at once to fall back. */
+int mca_coll_loom_bcast_collect(mca_coll_loom_call_t *call, mca_coll_loom_dest_t *dests);
 /* Any rank but the root: opens its counters, sends its buffer (call->own)
  * to the root and waits as the header says.  OMPI_SUCCESS, FALL_BACK, or an
  * error. */

@@ -157,8 +157,7 @@ int mca_coll_loom_bcast_slots_take(mca_coll_loom_call_t *call)
 {
     mca_coll_loom_slots_t *slots = &call->module->slots;
     const mca_btl_loom_coll_api_t *api = call->module->api;
-    mca_coll_loom_dest_t scratch, *ticket;
-    int rank, rc = OMPI_SUCCESS;
+    int rc;
 
     /* what this rank told another root before goes unused */
     mca_coll_loom_slot_forget(api, &slots->slot[0]);
@@ -169,19 +168,7 @@ int mca_coll_loom_bcast_slots_take(mca_coll_loom_call_t *call)
     }
     /* without memory to keep them each rank is told at once to fall back in
      * the call its slot was for */
-    for (rank = 0; rank < call->size && OMPI_SUCCESS == rc; ++rank) {
-        if (rank == call->root) {
-            continue;
-        }
-        ticket = (NULL == slots->tickets) ? &scratch : &slots->tickets[rank];
-        rc = MCA_PML_CALL(recv(ticket, sizeof(*ticket), MPI_BYTE, rank, call->tag, call->comm,
-                               MPI_STATUS_IGNORE));
-        if (OMPI_SUCCESS == rc && NULL == slots->tickets && scratch.usable) {
-            (void)api->counter_add(call->module->names[rank],
-                                   scratch.counters + MCA_COLL_LOOM_BCAST_OUTCOME,
-                                   MCA_COLL_LOOM_OUTCOME_FALL_BACK);
-        }
-    }
+    rc = mca_coll_loom_bcast_collect(call, slots->tickets);
     if (OMPI_SUCCESS != rc) {
         opal_output(0, "coll loom: the broadcast slots of %s could not be taken (%d)",
                     call->comm->c_name, rc);

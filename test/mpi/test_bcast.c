@@ -24,9 +24,9 @@ static const size_t sizes[] = {0, 1, 4096, 65535, 65536, 65537, 262151, MIB,
 static unsigned char *buf;
 static int expect_loom; /* LOOM_EXPECT_COLL_LOOM=1: coll loom takes the large ones */
 
-/* One broadcast of bytes at b from root, checked at every rank. */
-static void bcast_into(MPI_Comm comm, unsigned char *b, size_t bytes, int root, unsigned seed,
-                       const char *what)
+/* bytes at b before a broadcast from root: the pattern at the root, poison
+ * elsewhere, and a poisoned guard behind them. */
+static void bcast_prepare(MPI_Comm comm, unsigned char *b, size_t bytes, int root, unsigned seed)
 {
     int rank;
 
@@ -37,6 +37,13 @@ static void bcast_into(MPI_Comm comm, unsigned char *b, size_t bytes, int root, 
         memset(b, LOOM_POISON, bytes);
     }
     memset(b + bytes, LOOM_POISON, LOOM_GUARD_SIZE);
+}
+
+/* One broadcast of bytes at b from root, checked at every rank. */
+static void bcast_into(MPI_Comm comm, unsigned char *b, size_t bytes, int root, unsigned seed,
+                       const char *what)
+{
+    bcast_prepare(comm, b, bytes, root, seed);
     LOOM_CHECK_MPI(MPI_Bcast(b, (int)bytes, MPI_BYTE, root, comm));
     loom_check_recv(b, bytes, seed, root, what);
 }
@@ -320,15 +327,9 @@ static int thread_errors; /* broadcasts of the threads that returned an error he
 static void thread_bcast(MPI_Comm comm, unsigned char *mine, size_t bytes, int root,
                          unsigned seed, const char *what)
 {
-    int rank, rc;
+    int rc;
 
-    MPI_Comm_rank(comm, &rank);
-    if (rank == root) {
-        loom_fill_pattern(mine, bytes, seed, root);
-    } else {
-        memset(mine, LOOM_POISON, bytes);
-    }
-    memset(mine + bytes, LOOM_POISON, LOOM_GUARD_SIZE);
+    bcast_prepare(comm, mine, bytes, root, seed);
     rc = MPI_Bcast(mine, (int)bytes, MPI_BYTE, root, comm);
     if (MPI_SUCCESS == rc) {
         loom_check_recv(mine, bytes, seed, root, what);
