@@ -30,6 +30,8 @@ typedef struct mca_coll_loom_component_t {
     int priority;
     int verbose;
     int output;
+    /* bcast_min to select_margin decide the paths: every rank must have
+     * the same, which mca_coll_loom_agreed checks (all int, in a row) */
     int bcast_min;       /* bytes: smaller broadcasts go to the next component */
     int bcast_min_procs; /* communicators smaller than this leave it to the next too */
     int bcast_one_node;  /* 0: a communicator on one node leaves broadcasts to the next */

@@ -152,12 +152,11 @@ static bool mca_coll_loom_allgather_takes(mca_coll_loom_module_t *module, int rc
 
     ompi_datatype_type_size(rdtype, &type_size);
     *block = type_size * (size_t)(rcount > 0 ? rcount : 0);
-    return *block > 0 &&
+    return mca_coll_loom_agreed(module, comm) && *block > 0 &&
            *block * (size_t)ompi_comm_size(comm) >=
                (size_t)mca_coll_loom_component.allgather_min &&
            ompi_comm_size(comm) >= mca_coll_loom_component.allgather_min_procs &&
-           (!module->one_node || mca_coll_loom_component.allgather_one_node) &&
-           mca_coll_loom_agreed(module, comm);
+           (!module->one_node || mca_coll_loom_component.allgather_one_node);
 }
 
 int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,

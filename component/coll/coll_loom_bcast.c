@@ -157,10 +157,10 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
 
     ompi_datatype_type_size(datatype, &type_size);
     bytes = type_size * (size_t)(count > 0 ? count : 0);
-    if (0 == bytes || bytes < (size_t)mca_coll_loom_component.bcast_min ||
+    if (!mca_coll_loom_agreed(module, comm) || 0 == bytes ||
+        bytes < (size_t)mca_coll_loom_component.bcast_min ||
         ompi_comm_size(comm) < mca_coll_loom_component.bcast_min_procs ||
-        (module->one_node && !mca_coll_loom_component.bcast_one_node) ||
-        !mca_coll_loom_agreed(module, comm)) {
+        (module->one_node && !mca_coll_loom_component.bcast_one_node)) {
         return module->next_bcast(buff, count, datatype, root, comm, module->next_bcast_module);
     }
     if (!mca_coll_loom_choose(module, MCA_COLL_LOOM_OP_BCAST, bytes, &trial)) {

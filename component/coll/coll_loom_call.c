@@ -250,9 +250,26 @@ int mca_coll_loom_leaf(mca_coll_loom_call_t *call, const void *mine, size_t mine
     return (MCA_COLL_LOOM_DONE == msg.word) ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
+/* The parameters that decide a call's path and shape (from bcast_min to
+ * select_margin in the component), folded into one number (FNV-1a): ranks
+ * given different values would wait for segments or messages that never
+ * come, so they must all have the same. */
+static int mca_coll_loom_params_print(void)
+{
+    const int *first = &mca_coll_loom_component.bcast_min;
+    const int *last = &mca_coll_loom_component.select_margin;
+    uint32_t hash = 2166136261u;
+    const int *p;
+
+    for (p = first; p <= last; ++p) {
+        hash = (hash ^ (uint32_t)*p) * 16777619u;
+    }
+    return (int)(hash & 0x7fffffffu);
+}
+
 bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm)
 {
-    int mine, all = 0;
+    int mine[3], all[3] = {0, 0, 0};
 
     if (0 == module->agreed) {
         /* measured selection's records: a rank without them would take
@@ -261,18 +278,25 @@ bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicat
             module->choices = calloc(MCA_COLL_LOOM_OPS * MCA_COLL_LOOM_SIZE_CLASSES,
                                      sizeof(*module->choices));
         }
-        mine = (module->reached &&
-                (0 == mca_coll_loom_component.select || NULL != module->choices)) ? 1 : 0;
-        if (OMPI_SUCCESS != module->next_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm,
+        mine[0] = (module->reached &&
+                   (0 == mca_coll_loom_component.select || NULL != module->choices)) ? 1 : 0;
+        /* the smallest and the largest print: equal when every rank has the same */
+        mine[1] = mca_coll_loom_params_print();
+        mine[2] = -mine[1];
+        if (OMPI_SUCCESS != module->next_allreduce(mine, all, 3, MPI_INT, MPI_MIN, comm,
                                                    module->next_allreduce_module)) {
-            all = 0;
+            all[0] = 0;
         }
-        module->agreed = all ? 1 : -1;
-        if (!all) {
+        module->agreed = (all[0] && all[1] == -all[2]) ? 1 : -1;
+        if (!all[0]) {
             opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: btl loom does "
                                 "not reach every rank of %s from every rank (or a rank had no "
                                 "memory for measured selection): its collectives go to the "
                                 "next component", comm->c_name);
+        } else if (all[1] != -all[2] && 0 == ompi_comm_rank(comm)) {
+            opal_output(0, "coll loom: the ranks of %s were given different coll_loom_* "
+                        "parameters (see ompi_info --param coll loom --level 9 at each): "
+                        "its collectives go to the next component", comm->c_name);
         }
     }
     return 1 == module->agreed;

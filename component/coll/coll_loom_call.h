@@ -116,8 +116,10 @@ void mca_coll_loom_wait_step(void);
 /* Counts a call coll loom ran (pvars): carried, fallen back or failed by
  * rc; returns rc. */
 int mca_coll_loom_counted(int rc, int64_t *carried);
-/* Whether every rank reaches every other through loom, asked once per
- * communicator (a collective: every rank gets here in the same call). */
+/* Whether every rank reaches every other through loom and was given the
+ * same coll_loom_* parameters, asked once per communicator: the first thing
+ * each entry point does (a collective: every rank gets here in the same
+ * call; a rank deciding by its own parameters first might not). */
 bool mca_coll_loom_agreed(mca_coll_loom_module_t *module, struct ompi_communicator_t *comm);
 
 #endif

@@ -256,12 +256,12 @@ bool mca_coll_loom_reduce_takes(mca_coll_loom_module_t *module, int count,
     size_t type_size;
 
     ompi_datatype_type_size(dtype, &type_size);
-    return count > 0 && min >= 0 && ompi_datatype_is_predefined(dtype) &&
+    return mca_coll_loom_agreed(module, comm) && count > 0 && min >= 0 &&
+           ompi_datatype_is_predefined(dtype) &&
            mca_coll_loom_op_predefined(op) &&
            ompi_datatype_is_contiguous_memory_layout(dtype, count) &&
            type_size * (size_t)count >= (size_t)min &&
-           ompi_comm_size(comm) >= mca_coll_loom_component.reduce_min_procs &&
-           mca_coll_loom_agreed(module, comm);
+           ompi_comm_size(comm) >= mca_coll_loom_component.reduce_min_procs;
 }
 
 void mca_coll_loom_said_fall_back(const mca_coll_loom_reduction_t *red)

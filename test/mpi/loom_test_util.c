@@ -63,10 +63,30 @@ void loom_test_osc_default(void)
 #endif
 }
 
+/* LOOM_TEST_LAST_RANK_ENV="NAME=value": set in the last rank of the job
+ * only, before MPI_Init (ranks given different parameters). */
+static void loom_test_last_rank_env(void)
+{
+    const char *setting = getenv("LOOM_TEST_LAST_RANK_ENV");
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK"), *size = getenv("OMPI_COMM_WORLD_SIZE");
+    char *copy;
+
+    if (NULL == setting || NULL == rank || NULL == size || atoi(rank) + 1 != atoi(size)) {
+        return;
+    }
+    copy = strdup(setting); /* putenv keeps it */
+    if (NULL == copy || NULL == strchr(copy, '=') || 0 != putenv(copy)) {
+        fprintf(stderr, "%s: LOOM_TEST_LAST_RANK_ENV=%s could not be set\n", loom_test_name,
+                setting);
+        exit(1);
+    }
+}
+
 void loom_test_init_thread_level(int *argc, char ***argv, const char *name, int min_ranks,
                                  int wanted, int *provided, int *rank, int *size)
 {
     loom_test_name = name;
+    loom_test_last_rank_env();
     LOOM_CHECK_MPI(MPI_Init_thread(argc, argv, wanted, provided));
     LOOM_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     LOOM_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank));

@@ -406,6 +406,33 @@ static void threads(int n, int provided)
     bcast_bytes(MPI_COMM_WORLD, MIB, size - 1, 900, "the broadcast after the threads'");
 }
 
+/* The last rank was given another coll_loom_bcast_segment
+ * (LOOM_TEST_LAST_RANK_ENV): were the ranks to take coll loom's paths, the
+ * last would wait for segments that never come.  Every collective must go
+ * to the next component, and verify. */
+static void params_differ(void)
+{
+    unsigned long long carried = loom_pvar_counter("coll_loom_bcasts"),
+                       pushes = loom_pushes_requested();
+    long sum = 0, all = 0;
+    int rank, size;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    sweep(MPI_COMM_WORLD, "ranks with other parameters");
+    sum = rank + 1;
+    LOOM_CHECK_MPI(MPI_Allreduce(&sum, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    if (all != (long)size * (size + 1) / 2) {
+        loom_fail("the allreduce of ranks with other parameters gave %ld, expected %ld", all,
+                  (long)size * (size + 1) / 2);
+    }
+    if (loom_pvar_counter("coll_loom_bcasts") != carried || loom_pushes_requested() != pushes) {
+        loom_fail("coll loom carried %llu broadcasts (%llu pushes) for ranks given different "
+                  "coll_loom_bcast_segment", loom_pvar_counter("coll_loom_bcasts") - carried,
+                  loom_pushes_requested() - pushes);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *expect = getenv("LOOM_EXPECT_COLL_LOOM");
@@ -426,6 +453,12 @@ int main(int argc, char **argv)
         threads(atoi(nthreads), provided);
         free(buf);
         loom_test_pass_msg("(%s threads broadcasting at once)", nthreads);
+    }
+    if (NULL != getenv("LOOM_BCAST_PARAMS_DIFFER")) {
+        params_differ();
+        free(buf);
+        loom_test_pass_msg("(ranks given different coll_loom parameters: all to the next "
+                           "component)");
     }
     if (NULL != getenv("LOOM_BCAST_FAILURE")) {
         failure();

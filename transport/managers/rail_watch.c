@@ -27,9 +27,10 @@
  * the kernel's TCP keepalive and retransmission give-up).
  *
  * What the local NIC says is a network signal and needs no comparison: a
- * rail whose port or device went down (loom_rail_link_up) while chunks are
- * in flight is failed at once for every peer that has another rail (unless
- * rail_timeout_ms is 0: then only the transport's own errors count), where
+ * rail whose port or device went down (loom_rail_link_up) while chunks or
+ * messages not yet acknowledged are in flight is failed at once for every
+ * peer that has another rail (unless rail_timeout_ms is 0: then only the
+ * transport's own errors count), where
  * an RDMA queue pair would otherwise error only after its retries ran out
  * (seconds), or not at all if the port came back before.
  */
@@ -144,13 +145,16 @@ int loom_rail_watch(loom_engine_t *engine)
     size_t pos = 0;
     int i;
 
-    if (0 == limit || 0 == engine->chunks_inflight || engine->rail_count < 2) {
-        return 0; /* nothing to compare */
+    /* the link is read while anything is owed on a rail: a message not yet
+     * acknowledged stalls its stream as surely as a chunk */
+    if (0 == limit || engine->rail_count < 2 ||
+        (0 == engine->chunks_inflight && 0 == engine->msgs_logged)) {
+        return 0;
     }
     now = loom_engine_clock(engine);
     loom_rail_watch_links(engine, now);
-    if (now < engine->next_watch) {
-        return 0;
+    if (0 == engine->chunks_inflight || now < engine->next_watch) {
+        return 0; /* nothing to compare */
     }
     engine->next_watch = now + limit / 4;
     while (NULL != (peer = loom_hash_next(&engine->peers, &pos))) {
