@@ -135,7 +135,7 @@ for p in priority verbose bcast_min bcast_min_procs bcast_one_node bcast_segment
     grep -q "^mca:coll:loom:param:coll_loom_$p:" <<<"$coll_params"
     check "ompi_info lists coll_loom_$p" $?
 done
-for p in bcasts bcast_slots reduces allreduces allgathers fallbacks failures trials chose_loom chose_next; do
+for p in bcasts bcast_slots bcast_flights reduces allreduces allgathers fallbacks failures trials chose_loom chose_next; do
     grep -q "^mca:coll:loom:pvar:coll_loom_$p:class:counter" <<<"$coll_params"
     check "ompi_info lists the pvar coll_loom_$p" $?
 done

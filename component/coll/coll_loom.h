@@ -61,6 +61,7 @@ MCA_COLL_LOOM_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 typedef struct mca_coll_loom_stats {
     int64_t bcasts;
     int64_t bcast_slots; /* of them, landed in the ranks' kept slots */
+    int64_t bcast_flights; /* of those, the root returned before its forwards ended */
     int64_t reduces;
     int64_t allreduces;
     int64_t allgathers;
@@ -115,6 +116,8 @@ typedef struct mca_coll_loom_slots {
     int      next;          /* this rank's slot told for the next call */
     mca_coll_loom_slot_t slot[2];
     mca_coll_loom_dest_t *tickets; /* the root's: every rank's (NULL: none kept) */
+    struct ompi_communicator_t *owed; /* told to this rank, not yet taken (NULL: none) */
+    bool     hooked;        /* MPI_Comm_free takes what is owed (an attribute's deletion) */
 } mca_coll_loom_slots_t;
 
 typedef struct mca_coll_loom_module_t {
@@ -138,8 +141,14 @@ typedef struct mca_coll_loom_module_t {
     size_t   staging_size;
     mca_coll_loom_choice_t *choices; /* per operation and size class (coll_loom_select.c) */
     mca_coll_loom_slots_t slots;     /* small broadcasts' landing slots */
+    struct mca_coll_loom_call *flight; /* the last slotted broadcast rooted here, its
+                                          forwards still ending (NULL: none) */
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
+
+/* At the component's close: the broadcasts' flights no longer progressed
+ * (coll_loom_bcast_flight.c). */
+void mca_coll_loom_bcast_flights_fini(void);
 
 /* The module for comm, or NULL (and why, at verbose level) when some rank is
  * not reached through loom. */

@@ -95,6 +95,7 @@ static int32_t mca_coll_loom_bcast_gather(mca_coll_loom_call_t *call, int *rc)
 static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool slotted)
 {
     struct ompi_communicator_t *comm = call->comm;
+    mca_coll_loom_call_t *run = call; /* a slotted call's: a flight's, on the heap */
     int32_t word;
     unsigned s;
     int v, rc = OMPI_SUCCESS;
@@ -109,9 +110,14 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool slotted)
         word = mca_coll_loom_bcast_gather(call, &rc);
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
-        call->ops = calloc((size_t)call->segments * (size_t)(call->size - 1),
-                           sizeof(*call->ops));
-        if (NULL == call->ops) {
+        if (slotted) {
+            run = mca_coll_loom_bcast_flight_new(call);
+        } else {
+            call->ops = calloc((size_t)call->segments * (size_t)(call->size - 1),
+                               sizeof(*call->ops));
+        }
+        if (NULL == run || NULL == run->ops) {
+            run  = call;
             word = MCA_COLL_LOOM_FALL_BACK;
         }
     }
@@ -120,21 +126,28 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool slotted)
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
         /* segment by segment, parents before their children */
-        call->tell_failed = mca_coll_loom_bcast_failed;
-        for (s = 0; s < call->segments; ++s) {
-            for (v = 1; v < call->size; ++v) {
-                mca_coll_loom_bcast_edge(call, s, v);
+        run->tell_failed = mca_coll_loom_bcast_failed;
+        for (s = 0; s < run->segments; ++s) {
+            for (v = 1; v < run->size; ++v) {
+                mca_coll_loom_bcast_edge(run, s, v);
             }
         }
-        rc = mca_coll_loom_drain(call);
-        if (LOOM_OK != call->failure) {
+        if (run != call && mca_coll_loom_bcast_flight_go(run)) {
+            run = call; /* the flight ends the rest */
+        } else {
+            rc = mca_coll_loom_drain(run);
+        }
+        if (LOOM_OK != run->failure) {
             opal_output(0, "coll loom: a broadcast of %zu bytes on %s failed: %s",
-                        call->bytes, comm->c_name, call->module->api->strerror(call->failure));
+                        run->bytes, comm->c_name, run->module->api->strerror(run->failure));
             /* after FAILED: nothing of the call moves any more */
-            mca_coll_loom_bcast_outcome(call, MCA_COLL_LOOM_OUTCOME_ENDED -
-                                                  MCA_COLL_LOOM_OUTCOME_FAILED);
+            mca_coll_loom_bcast_outcome(run, MCA_COLL_LOOM_OUTCOME_ENDED -
+                                                 MCA_COLL_LOOM_OUTCOME_FAILED);
             word = MCA_COLL_LOOM_ENDED;
         }
+    }
+    if (run != call) {
+        mca_coll_loom_bcast_flight_free(run); /* one that failed, all ended */
     }
     free(call->ops);
     if (!slotted) {
@@ -153,8 +166,11 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     size_t type_size, bytes;
     unsigned max_segments;
     bool contiguous, slotted;
-    int fanout, rc, taken;
+    int fanout, rc;
 
+    /* the last call's pushes end before any lands in the slots again */
+    mca_coll_loom_bcast_flight_land(module);
+    (void)mca_coll_loom_bcast_slots_take(module); /* says why it failed */
     ompi_datatype_type_size(datatype, &type_size);
     bytes = type_size * (size_t)(count > 0 ? count : 0);
     if (!mca_coll_loom_agreed(module, comm) || 0 == bytes ||
@@ -194,10 +210,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
         module->api->mem_deregister(call.region);
     }
     if (root == call.rank && mca_coll_loom_bcast_slots_kept(bytes)) {
-        taken = mca_coll_loom_bcast_slots_take(&call);
-        if (OMPI_SUCCESS != taken && OMPI_SUCCESS == rc) {
-            rc = taken; /* a fall back still runs: the others are in it */
-        }
+        mca_coll_loom_bcast_slots_owed(&call);
     }
     if (MCA_COLL_LOOM_FALL_BACK == rc) {
         opal_output_verbose(10, mca_coll_loom_component.output, "coll loom: a broadcast of "

@@ -80,9 +80,30 @@ int mca_coll_loom_bcast_slot_leaf(mca_coll_loom_call_t *call, void *buff, int co
  * it, before its wait: the slot this call does not use told to the root. */
 int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted);
 /* The root of each call that keeps slots, once its pushes ended, whatever
- * became of them: every other rank's slot told in the call. */
-int mca_coll_loom_bcast_slots_take(mca_coll_loom_call_t *call);
+ * became of them: every other rank told a slot in the call, to be taken. */
+void mca_coll_loom_bcast_slots_owed(mca_coll_loom_call_t *call);
+/* Every broadcast on the communicator first, and its end: the slots owed
+ * to this rank taken (a receive from every other rank). */
+int mca_coll_loom_bcast_slots_take(mca_coll_loom_module_t *module);
 /* The module's slots at its end. */
 void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module);
+
+/* The root's pushes that end after it returned (coll_loom_bcast_flight.c). */
+/* The callback of an edge's push from from: the root's own are counted. */
+loom_op_cb_t mca_coll_loom_bcast_edge_cb(const mca_coll_loom_call_t *call, int from);
+/* A copy of the root's slotted call on the heap, with room for its pushes,
+ * owning call->dests (the slots told, taken from the module); NULL without
+ * memory. */
+mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call);
+/* Once the edges are issued: waits for the root's own pushes; true when
+ * they ended well (the rest ends as the module's flight, or ended: the
+ * flight is no longer the caller's), false when one failed (the caller
+ * waits for all, tells, and frees the flight). */
+bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight);
+void mca_coll_loom_bcast_flight_free(mca_coll_loom_call_t *flight);
+/* The module's flight, if any, ended here (each broadcast's start, the
+ * module's end). */
+void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module);
+
 
 #endif

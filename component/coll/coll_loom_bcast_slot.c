@@ -12,10 +12,13 @@
  * So each rank but the root keeps two slots per communicator, and early in
  * each call of at most coll_loom_bcast_eager_max bytes tells the root where
  * the next may land: the slot this call does not use, its address and key,
- * and fresh counters (engine-issued, never used before).  The root takes
- * these once its pushes ended, before it returns, so that no message
- * outlives the call (a communicator freed with one in flight would hand it
- * to the next that reuses its id).  The next call from the same root, if
+ * and fresh counters (engine-issued, never used before), on a tag of coll
+ * loom's own (MCA_COLL_LOOM_TAG_SLOTS).  The root takes them when it enters
+ * the next broadcast on the communicator, whatever component carries it,
+ * or when the communicator is freed (one left in flight would go to the
+ * next communicator that reuses its id), so that it does not wait for them
+ * in the call that tells them (MPI_Comm_free runs an attribute's deletion
+ * for it).  The next call from the same root, if
  * it fits the slots, is pushed there at once; each rank copies its data
  * out.  Whether a call is slotted
  * follows from the sizes and roots of the calls before it, which every rank
@@ -130,7 +133,8 @@ static int mca_coll_loom_slot_tell(mca_coll_loom_call_t *call, mca_coll_loom_slo
         slot->told.segments = segments;
         slot->counters      = count;
     }
-    return MCA_PML_CALL(send(&slot->told, sizeof(slot->told), MPI_BYTE, call->root, call->tag,
+    return MCA_PML_CALL(send(&slot->told, sizeof(slot->told), MPI_BYTE, call->root,
+                             MCA_COLL_LOOM_TAG_SLOTS,
                              MCA_PML_BASE_SEND_STANDARD, call->comm));
 }
 
@@ -153,25 +157,85 @@ int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted)
     return rc;
 }
 
-int mca_coll_loom_bcast_slots_take(mca_coll_loom_call_t *call)
+/* MPI_Comm_free of a communicator with slots owed to this rank: taken while
+ * the communicator still works (attributes go first).  Not at the module's
+ * end: a receive there would hold the communicator being destroyed, and
+ * destroy it again when it ends. */
+static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    (void)mca_coll_loom_bcast_slots_take((mca_coll_loom_module_t *)value); /* says why */
+    return MPI_SUCCESS;
+}
+
+/* The attribute whose deletion takes the slots owed on a communicator; a
+ * communicator of Open MPI's own (MPI_COMM_WORLD, MPI_COMM_SELF) lives
+ * until MPI_Finalize, whose id nobody reuses: what is owed there is left. */
+static void mca_coll_loom_slots_hook(mca_coll_loom_module_t *module,
+                                     struct ompi_communicator_t *comm)
+{
+    static opal_mutex_t lock = OPAL_MUTEX_STATIC_INIT;
+    static int keyval = MPI_KEYVAL_INVALID;
+    int rc = MPI_SUCCESS;
+
+    if (module->slots.hooked || OMPI_COMM_IS_INTRINSIC(comm)) {
+        return;
+    }
+    opal_mutex_lock(&lock);
+    if (MPI_KEYVAL_INVALID == keyval) {
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mca_coll_loom_slots_comm_freed,
+                                     &keyval, NULL);
+    }
+    opal_mutex_unlock(&lock);
+    if (MPI_SUCCESS == rc) {
+        rc = PMPI_Comm_set_attr(comm, keyval, module);
+    }
+    if (MPI_SUCCESS != rc) {
+        opal_output(0, "coll loom: no hook on %s for its broadcast slots at MPI_Comm_free "
+                    "(%d): a slot in flight then could reach the communicator that reuses "
+                    "its id", comm->c_name, rc);
+    }
+    module->slots.hooked = true;
+}
+
+void mca_coll_loom_bcast_slots_owed(mca_coll_loom_call_t *call)
 {
     mca_coll_loom_slots_t *slots = &call->module->slots;
     const mca_btl_loom_coll_api_t *api = call->module->api;
-    int rc;
 
     /* what this rank told another root before goes unused */
     mca_coll_loom_slot_forget(api, &slots->slot[0]);
     mca_coll_loom_slot_forget(api, &slots->slot[1]);
     mca_coll_loom_slots_advance(slots, call);
+    mca_coll_loom_slots_hook(call->module, call->comm);
+    slots->owed = call->comm;
+}
+
+int mca_coll_loom_bcast_slots_take(mca_coll_loom_module_t *module)
+{
+    mca_coll_loom_slots_t *slots = &module->slots;
+    mca_coll_loom_call_t call;
+    int rc;
+
+    if (NULL == slots->owed) {
+        return OMPI_SUCCESS;
+    }
+    mca_coll_loom_call_init(&call, module, slots->owed, MCA_COLL_LOOM_TAG_SLOTS,
+                            ompi_comm_rank(slots->owed), NULL, 0, 1, 1, 1);
+    slots->owed = NULL;
     if (NULL == slots->tickets) {
-        slots->tickets = calloc((size_t)call->size, sizeof(*slots->tickets));
+        slots->tickets = calloc((size_t)call.size, sizeof(*slots->tickets));
     }
     /* without memory to keep them each rank is told at once to fall back in
      * the call its slot was for */
-    rc = mca_coll_loom_bcast_collect(call, slots->tickets);
+    rc = mca_coll_loom_bcast_collect(&call, slots->tickets);
     if (OMPI_SUCCESS != rc) {
         opal_output(0, "coll loom: the broadcast slots of %s could not be taken (%d)",
-                    call->comm->c_name, rc);
+                    call.comm->c_name, rc);
+        free(slots->tickets); /* the next slotted call falls back */
+        slots->tickets = NULL;
     }
     return rc;
 }

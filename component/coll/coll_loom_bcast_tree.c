@@ -81,7 +81,11 @@ void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, unsigned s, int v)
     }
     args.notices      = notices;
     args.notice_count = n;
-    mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_op_end, &args);
+    if (from == call->root) {
+        ++call->own_issued;
+    }
+    mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_bcast_edge_cb(call, from),
+                        &args);
 }
 
 void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, uint64_t amount)

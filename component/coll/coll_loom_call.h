@@ -26,6 +26,12 @@ typedef struct mca_coll_loom_word {
  * it. */
 #define MCA_COLL_LOOM_REQUESTS_PER_OWNER 512
 
+/* The tag of the slots told to a broadcast's root, taken in a later call
+ * (coll_loom_bcast_slot.c): not a collective's (coll_tags.h), which another
+ * component's receive could match meanwhile.  Open MPI 4.1 and 5.0 use no
+ * tag from -2 to -9 (-1 is MPI_ANY_TAG). */
+#define MCA_COLL_LOOM_TAG_SLOTS (-9)
+
 /* One call as this rank runs it. */
 typedef struct mca_coll_loom_call {
     mca_coll_loom_module_t *module;
@@ -48,6 +54,10 @@ typedef struct mca_coll_loom_call {
     mca_coll_loom_word_t told;
     size_t   issued;        /* every operation of the root's, ended or not */
     size_t   ended;
+    size_t   own_issued;    /* a broadcast: of them, pushes from the root's buffer */
+    size_t   own_ended;
+    bool     failure_told;  /* a flight: its ranks were told FAILED */
+    struct mca_coll_loom_call *next; /* a flight: the next of every module's */
     int      failure;       /* the first operation's error */
     /* how the root tells a failure while its operations end (NULL: the
      * word FAILED to every rank) */

@@ -13,6 +13,7 @@ static loom_help_t mca_coll_loom_help = { .file = "help-mpi-coll-loom.txt" };
 
 static int mca_coll_loom_register(void);
 static int mca_coll_loom_open(void);
+static int mca_coll_loom_close(void);
 static int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 
 mca_coll_loom_component_t mca_coll_loom_component = {
@@ -24,6 +25,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
             .mca_component_minor_version   = 0,
             .mca_component_release_version = 0,
             .mca_open_component            = mca_coll_loom_open,
+            .mca_close_component           = mca_coll_loom_close,
             .mca_register_component_params = mca_coll_loom_register,
         },
         .collm_data = {
@@ -199,6 +201,12 @@ static int mca_coll_loom_open(void)
 
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_loom_close(void)
+{
+    mca_coll_loom_bcast_flights_fini();
     return OMPI_SUCCESS;
 }
 

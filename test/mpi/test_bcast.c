@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const size_t sizes[] = {0, 1, 4096, 65535, 65536, 65537, 262151, MIB,
                                4 * MIB + 3, 16 * MIB};
@@ -149,6 +150,51 @@ static int slotted(size_t bytes, int root)
     return is;
 }
 
+/* The last rank enters a slotted broadcast from rank 0 late: with 4 ranks
+ * or more it is no child of the root's, and the root returns once its own
+ * pushes ended, the inner node's forward to the late rank still going (a
+ * flight, counted by coll_loom_bcast_flights).  Meanwhile the root and
+ * rank 1 exchange messages; the next broadcast ends the flight first. */
+static void late_leaf(MPI_Comm comm, unsigned long long *expected)
+{
+    unsigned long long flights = loom_pvar_counter("coll_loom_bcast_flights");
+    int rank, size, token = 0, slotted_call;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (size < 4) {
+        return;
+    }
+    slotted_call = slotted(65536, 0);
+    *expected += (unsigned long long)slotted_call;
+    if (0 == rank) {
+        loom_fill_pattern(buf, 65536, 960u, 0);
+    } else {
+        memset(buf, LOOM_POISON, 65536);
+    }
+    if (size - 1 == rank) {
+        usleep(1000000); /* not progressing: the forward here cannot end */
+    }
+    LOOM_CHECK_MPI(MPI_Bcast(buf, 65536, MPI_BYTE, 0, comm));
+    if (0 == rank) {
+        LOOM_CHECK_MPI(MPI_Send(&token, 1, MPI_INT, 1, 7, comm));
+        LOOM_CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, 1, 7, comm, MPI_STATUS_IGNORE));
+    } else if (1 == rank) {
+        LOOM_CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE));
+        LOOM_CHECK_MPI(MPI_Send(&token, 1, MPI_INT, 0, 7, comm));
+    }
+    if (0 != rank) {
+        loom_check_recv(buf, 65536, 960u, 0, "slots: a late leaf's broadcast");
+    }
+    flights = loom_pvar_counter("coll_loom_bcast_flights") - flights;
+    if (flights != ((0 == rank && slotted_call) ? 1u : 0u)) {
+        loom_fail("slots: %llu flights counted here after a late leaf's %sbroadcast", flights,
+                  slotted_call ? "slotted " : "");
+    }
+    *expected += (unsigned long long)slotted(65536, 0);
+    bcast_bytes(comm, 65536, 0, 961u, "slots: the broadcast after a late leaf's");
+}
+
 static void slots(void)
 {
     static const size_t cycle[] = {65536, 100000, 262144, 70000, 65536, 131072, 262144};
@@ -216,9 +262,21 @@ static void slots(void)
     /* and the next one lands in a slot again */
     expected += slotted(65536, 0);
     bcast_bytes(comm, 65536, 0, 900u, "slots: 64 KiB after a fall back");
+    late_leaf(comm, &expected);
     MPI_Type_free(&every_other);
+    MPI_Comm_free(&comm); /* the root takes the slots told in the last call */
+    /* made again (Open MPI gives it the freed one's context id): nothing of
+     * the freed communicator's slots reaches the new one's */
+    LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    slot_size = 0;
+    slot_root = -1;
+    for (i = 0; i < 3; ++i) {
+        expected += slotted(65536, 0);
+        bcast_bytes(comm, 65536, 0, 950u + (unsigned)i, "slots: 64 KiB on a communicator "
+                    "made again");
+    }
     MPI_Comm_free(&comm);
-    /* the freed communicator's slots gave their counters back */
+    /* the freed communicators' slots gave their counters back */
     if (loom_pvar_counter("btl_loom_push_counters") != counters) {
         loom_fail("slots: %llu counters here after the communicator was freed, %llu before it "
                   "was made", loom_pvar_counter("btl_loom_push_counters"), counters);
@@ -263,6 +321,39 @@ static int failed_bcast(MPI_Comm comm, unsigned seed, const char *what)
  * same context id) and broadcasts after many failed ones on the same
  * communicator hold every byte; once all ended, no rank keeps a counter or
  * a waiting push. */
+/* LOOM_BCAST_SLOTTED_FAILURE=1, with coll_loom_bcast_eager_max 4 MiB: 4 MiB
+ * broadcasts from rank 0, all but the first slotted, whose inner nodes
+ * refuse the forwards (64 segments per child, over btl_loom_push_waiting):
+ * the root may return before (its own pushes ended; the flight tells the
+ * ranks), every rank returns an error or every byte, an error somewhere
+ * in each call, and the next broadcasts hold every byte. */
+static void slotted_failure(MPI_Comm comm)
+{
+    int rank, round, rc, failed, any;
+    char what[96];
+
+    MPI_Comm_rank(comm, &rank);
+    for (round = 0; round < 4; ++round) {
+        bcast_prepare(comm, buf, 4 * MIB, 0, 770u + (unsigned)round);
+        rc = MPI_Bcast(buf, (int)(4 * MIB), MPI_BYTE, 0, comm);
+        snprintf(what, sizeof(what), "a slotted 4 MiB broadcast refused, call %d", round);
+        if (MPI_SUCCESS == rc && 0 != rank) {
+            loom_check_recv(buf, 4 * MIB, 770u + (unsigned)round, 0, what);
+        }
+        failed = (MPI_SUCCESS != rc);
+        LOOM_CHECK_MPI(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm));
+        if (!any) {
+            loom_fail("%s: no rank returned an error (btl_loom_push_waiting not reached?)",
+                      what);
+        }
+    }
+    for (round = 0; round < 3; ++round) {
+        snprintf(what, sizeof(what), "128 KiB from rank 0 after refused slotted ones, call %d",
+                 round);
+        bcast_bytes(comm, 128 * KIB, 0, 780u + (unsigned)round, what);
+    }
+}
+
 static void failure(void)
 {
     int rank, size, round, failed = 0, all_failed = 0;
@@ -301,6 +392,9 @@ static void failure(void)
     if (loom_pvar_counter("coll_loom_bcast_slots") - slots_before != 3) {
         loom_fail("after 20 failed broadcasts %llu of 3 from one root landed in slots",
                   loom_pvar_counter("coll_loom_bcast_slots") - slots_before);
+    }
+    if (NULL != getenv("LOOM_BCAST_SLOTTED_FAILURE")) {
+        slotted_failure(comm);
     }
     MPI_Comm_free(&comm);
     LOOM_CHECK_MPI(MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

@@ -1,0 +1,203 @@
+/*
+ * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The root of a slotted broadcast returns once its own pushes ended: its
+ * buffer may change then, and every rank below has the data or gets it
+ * from an inner node.  The pushes the root asked the inner nodes for (their
+ * copies forwarded to their children) end after the root returned: the
+ * call's state, kept on the heap from the start, is a flight of the module
+ * (coll_loom.h), which ends it
+ *  - at the start of the next broadcast on the communicator (before any
+ *    push into the slots, whose other half the flight's pushes still fill),
+ *  - at the module's end (MPI_Comm_free), and
+ *  - meanwhile from Open MPI's progress, wherever the process is: a flight
+ *    whose push failed tells the ranks (OUTCOME FAILED, then ENDED once
+ *    nothing of it moves any more), which wait for that word before they
+ *    return an error; a root computing or in a point-to-point call must not
+ *    leave them waiting.
+ * Each rank's own wait (coll_loom_bcast_leaf.c) is unchanged: it returns
+ * once its data landed and its forwards ended.  On a failure of its own
+ * pushes the root waits for all, as any broadcast does, and returns the
+ * error.  (Measured: docs/perf/2026-12-07-flights.md.)
+ */
+#include "coll_loom_bcast.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+#include <stdlib.h>
+
+/* Every module's flight, for the progress callback. */
+static opal_mutex_t mca_coll_loom_flights_lock = OPAL_MUTEX_STATIC_INIT;
+static mca_coll_loom_call_t *mca_coll_loom_flights;
+static volatile int32_t mca_coll_loom_flights_count;
+static bool mca_coll_loom_flights_registered;
+
+static void mca_coll_loom_op_end_own(loom_op_t *op, int status)
+{
+    mca_coll_loom_call_t *call = op->user;
+
+    /* before the count the caller waits on (mca_coll_loom_op_end) */
+    ++call->own_ended;
+    mca_coll_loom_op_end(op, status);
+}
+
+loom_op_cb_t mca_coll_loom_bcast_edge_cb(const mca_coll_loom_call_t *call, int from)
+{
+    return (from == call->root) ? mca_coll_loom_op_end_own : mca_coll_loom_op_end;
+}
+
+mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call)
+{
+    mca_coll_loom_call_t *flight = malloc(sizeof(*flight));
+
+    if (NULL == flight) {
+        return NULL;
+    }
+    *flight      = *call;
+    flight->ops  = calloc((size_t)call->segments * (size_t)(call->size - 1),
+                          sizeof(*flight->ops));
+    flight->next = NULL;
+    if (NULL == flight->ops) {
+        free(flight);
+        return NULL;
+    }
+    call->module->slots.tickets = NULL; /* the next call's are taken anew */
+    return flight;
+}
+
+/* What the root owes the ranks of a flight: FAILED once a push failed,
+ * ENDED once nothing moves any more.  True once every push ended. */
+static bool mca_coll_loom_flight_step(mca_coll_loom_call_t *flight)
+{
+    bool ended = mca_coll_loom_ended(flight) == flight->issued; /* then its failure */
+
+    if (LOOM_OK != flight->failure && !flight->failure_told) {
+        opal_output(0, "coll loom: a broadcast of %zu bytes on %s failed after its root "
+                    "returned: %s", flight->bytes, flight->comm->c_name,
+                    flight->module->api->strerror(flight->failure));
+        mca_coll_loom_bcast_outcome(flight, MCA_COLL_LOOM_OUTCOME_FAILED);
+        flight->failure_told = true;
+    }
+    if (ended && LOOM_OK != flight->failure) {
+        mca_coll_loom_bcast_outcome(flight, MCA_COLL_LOOM_OUTCOME_ENDED -
+                                                MCA_COLL_LOOM_OUTCOME_FAILED);
+    }
+    return ended;
+}
+
+void mca_coll_loom_bcast_flight_free(mca_coll_loom_call_t *flight)
+{
+    free(flight->ops);
+    free(flight->dests);
+    free(flight);
+}
+
+static int mca_coll_loom_flights_progress(void)
+{
+    mca_coll_loom_call_t **link, *flight;
+    int ended = 0;
+
+    if (0 == mca_coll_loom_flights_count ||
+        0 != opal_mutex_trylock(&mca_coll_loom_flights_lock)) {
+        return 0;
+    }
+    for (link = &mca_coll_loom_flights; NULL != (flight = *link);) {
+        if (!mca_coll_loom_flight_step(flight)) {
+            link = &flight->next;
+            continue;
+        }
+        *link                  = flight->next;
+        flight->module->flight = NULL;
+        --mca_coll_loom_flights_count;
+        mca_coll_loom_bcast_flight_free(flight);
+        ++ended;
+    }
+    opal_mutex_unlock(&mca_coll_loom_flights_lock);
+    return ended;
+}
+
+/* The module's flight out of the progress callback's reach, or NULL. */
+static mca_coll_loom_call_t *mca_coll_loom_flight_detach(mca_coll_loom_module_t *module)
+{
+    mca_coll_loom_call_t **link, *flight;
+
+    opal_mutex_lock(&mca_coll_loom_flights_lock);
+    flight = module->flight;
+    for (link = &mca_coll_loom_flights; NULL != flight && NULL != *link; link = &(*link)->next) {
+        if (*link == flight) {
+            *link = flight->next;
+            --mca_coll_loom_flights_count;
+            break;
+        }
+    }
+    module->flight = NULL;
+    opal_mutex_unlock(&mca_coll_loom_flights_lock);
+    return flight;
+}
+
+void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module)
+{
+    mca_coll_loom_call_t *flight;
+
+    if (NULL == module->flight || NULL == (flight = mca_coll_loom_flight_detach(module))) {
+        return;
+    }
+    while (!mca_coll_loom_flight_step(flight)) {
+        mca_coll_loom_wait_step();
+    }
+    mca_coll_loom_bcast_flight_free(flight);
+}
+
+/* The root's own pushes ended, or one of them failed (then: false). */
+static bool mca_coll_loom_flight_own_ended(mca_coll_loom_call_t *flight)
+{
+    for (;;) {
+        size_t own = *(volatile const size_t *)&flight->own_ended;
+
+        opal_atomic_rmb(); /* the failure written before */
+        if (LOOM_OK != flight->failure) {
+            return false;
+        }
+        if (own == flight->own_issued) {
+            return true;
+        }
+        mca_coll_loom_wait_step();
+    }
+}
+
+bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight)
+{
+    mca_coll_loom_module_t *module = flight->module;
+
+    if (!mca_coll_loom_flight_own_ended(flight)) {
+        return false; /* the caller waits for all, and tells the failure */
+    }
+    if (mca_coll_loom_ended(flight) == flight->issued && LOOM_OK == flight->failure) {
+        mca_coll_loom_bcast_flight_free(flight); /* nothing left in flight */
+        return true;
+    }
+    opal_mutex_lock(&mca_coll_loom_flights_lock);
+    if (!mca_coll_loom_flights_registered) {
+        mca_coll_loom_flights_registered = (OPAL_SUCCESS ==
+                                            opal_progress_register(mca_coll_loom_flights_progress));
+    }
+    mca_coll_loom_count(&mca_coll_loom_stats.bcast_flights);
+    module->flight = flight;
+    flight->next   = mca_coll_loom_flights;
+    mca_coll_loom_flights = flight;
+    ++mca_coll_loom_flights_count;
+    opal_mutex_unlock(&mca_coll_loom_flights_lock);
+    if (!mca_coll_loom_flights_registered) {
+        mca_coll_loom_bcast_flight_land(module); /* without the callback: ended here */
+    }
+    return true;
+}
+
+void mca_coll_loom_bcast_flights_fini(void)
+{
+    if (mca_coll_loom_flights_registered) {
+        (void)opal_progress_unregister(mca_coll_loom_flights_progress);
+        mca_coll_loom_flights_registered = false;
+    }
+}
