@@ -117,7 +117,9 @@ typedef struct mca_coll_loom_slots {
     mca_coll_loom_slot_t slot[2];
     mca_coll_loom_dest_t *tickets; /* the root's: every rank's (NULL: none kept) */
     struct ompi_communicator_t *owed; /* told to this rank, not yet taken (NULL: none) */
-    bool     hooked;        /* MPI_Comm_free takes what is owed (an attribute's deletion) */
+    bool     hooked;        /* MPI_Comm_free settles them (an attribute's deletion) */
+    struct ompi_request_t *sending; /* this rank's slot told in the last call, being sent */
+    mca_coll_loom_dest_t *sent;     /* its copy */
 } mca_coll_loom_slots_t;
 
 typedef struct mca_coll_loom_module_t {

@@ -39,6 +39,7 @@
 #include "opal/util/output.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const unsigned mca_coll_loom_buffer_access =
     LOOM_ACCESS_LOCAL_WRITE | LOOM_ACCESS_REMOTE_WRITE | LOOM_ACCESS_REMOTE_READ;
@@ -48,6 +49,30 @@ static const unsigned mca_coll_loom_buffer_access =
 static void mca_coll_loom_bcast_failed(mca_coll_loom_call_t *call)
 {
     mca_coll_loom_bcast_outcome(call, MCA_COLL_LOOM_OUTCOME_FAILED);
+}
+
+/* A rank that told dest is told at once to fall back in the call dest was
+ * for. */
+static void mca_coll_loom_bcast_fall_back_now(mca_coll_loom_call_t *call, int rank,
+                                              const mca_coll_loom_dest_t *dest)
+{
+    if (dest->usable) {
+        (void)call->module->api->counter_add(call->module->names[rank],
+                                             dest->counters + MCA_COLL_LOOM_BCAST_OUTCOME,
+                                             MCA_COLL_LOOM_OUTCOME_FALL_BACK);
+    }
+}
+
+void mca_coll_loom_bcast_collect_failed(mca_coll_loom_call_t *call, mca_coll_loom_dest_t *dests)
+{
+    int rank;
+
+    for (rank = 0; rank < call->size; ++rank) {
+        if (rank != call->root) {
+            mca_coll_loom_bcast_fall_back_now(call, rank, &dests[rank]);
+        }
+    }
+    memset(dests, 0, (size_t)call->size * sizeof(*dests));
 }
 
 int mca_coll_loom_bcast_collect(mca_coll_loom_call_t *call, mca_coll_loom_dest_t *dests)
@@ -61,11 +86,9 @@ int mca_coll_loom_bcast_collect(mca_coll_loom_call_t *call, mca_coll_loom_dest_t
         }
         rc = MCA_PML_CALL(recv((NULL == dests) ? &scratch : &dests[rank], sizeof(scratch),
                                MPI_BYTE, rank, call->tag, call->comm, MPI_STATUS_IGNORE));
-        if (NULL == dests && OMPI_SUCCESS == rc && scratch.usable) {
+        if (NULL == dests && OMPI_SUCCESS == rc) {
             /* no memory to keep them: each rank is told to fall back at once */
-            (void)call->module->api->counter_add(call->module->names[rank],
-                                                 scratch.counters + MCA_COLL_LOOM_BCAST_OUTCOME,
-                                                 MCA_COLL_LOOM_OUTCOME_FALL_BACK);
+            mca_coll_loom_bcast_fall_back_now(call, rank, &scratch);
         }
     }
     return rc;
@@ -170,7 +193,7 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
 
     /* the last call's pushes end before any lands in the slots again */
     mca_coll_loom_bcast_flight_land(module);
-    (void)mca_coll_loom_bcast_slots_take(module); /* says why it failed */
+    mca_coll_loom_bcast_slots_settle(module);
     ompi_datatype_type_size(datatype, &type_size);
     bytes = type_size * (size_t)(count > 0 ? count : 0);
     if (!mca_coll_loom_agreed(module, comm) || 0 == bytes ||

@@ -54,6 +54,9 @@ void mca_coll_loom_bcast_outcome(mca_coll_loom_call_t *call, uint64_t amount);
  * dests NULL (no memory to keep them) each rank that could take part is
  * told at once to fall back. */
 int mca_coll_loom_bcast_collect(mca_coll_loom_call_t *call, mca_coll_loom_dest_t *dests);
+/* After a collect that failed part way: every rank whose buffer came told
+ * to fall back at once, and dests all unusable. */
+void mca_coll_loom_bcast_collect_failed(mca_coll_loom_call_t *call, mca_coll_loom_dest_t *dests);
 /* Any rank but the root: opens its counters, sends its buffer (call->own)
  * to the root and waits as the header says.  OMPI_SUCCESS, FALL_BACK, or an
  * error. */
@@ -82,9 +85,10 @@ int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted);
 /* The root of each call that keeps slots, once its pushes ended, whatever
  * became of them: every other rank told a slot in the call, to be taken. */
 void mca_coll_loom_bcast_slots_owed(mca_coll_loom_call_t *call);
-/* Every broadcast on the communicator first, and its end: the slots owed
- * to this rank taken (a receive from every other rank). */
-int mca_coll_loom_bcast_slots_take(mca_coll_loom_module_t *module);
+/* Every broadcast on the communicator first, and MPI_Comm_free: this rank's
+ * slot told in the last call sent, and the slots owed to it taken (a
+ * receive from every other rank). */
+void mca_coll_loom_bcast_slots_settle(mca_coll_loom_module_t *module);
 /* The module's slots at its end. */
 void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module);
 

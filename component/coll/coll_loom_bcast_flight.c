@@ -23,6 +23,7 @@
 #include "coll_loom_bcast.h"
 
 #include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
 #include <stdlib.h>
@@ -37,7 +38,12 @@ static void mca_coll_loom_op_end_own(loom_op_t *op, int status)
 {
     mca_coll_loom_call_t *call = op->user;
 
-    /* before the count the caller waits on (mca_coll_loom_op_end) */
+    /* the failure before the count, which the root reads first; the count
+     * of all last (mca_coll_loom_op_end): the call is freed after it */
+    if (LOOM_OK != status && LOOM_OK == call->failure) {
+        call->failure = status;
+    }
+    opal_atomic_wmb();
     ++call->own_ended;
     mca_coll_loom_op_end(op, status);
 }

@@ -31,6 +31,7 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
 #include "opal/util/output.h"
 
 #include <stdlib.h>
@@ -92,6 +93,70 @@ static void mca_coll_loom_slot_forget(const mca_btl_loom_coll_api_t *api,
     slot->told.usable = 0;
 }
 
+/* MPI_Comm_free of a communicator with slots owed to this rank, or told by
+ * it: taken, or sent, while the communicator still works (attributes go
+ * first).  Not at the module's end: a request there would hold the
+ * communicator being destroyed, and destroy it again when it ends. */
+static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    mca_coll_loom_module_t *module = value;
+
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    module->slots.hooked = false; /* another broadcast after this (a later deletion's) hooks again */
+    mca_coll_loom_bcast_slots_settle(module);
+    return MPI_SUCCESS;
+}
+
+/* The attribute whose deletion settles the slots of a communicator; a
+ * communicator of Open MPI's own (MPI_COMM_WORLD, MPI_COMM_SELF) lives
+ * until MPI_Finalize, whose id nobody reuses: what is owed there is left. */
+static void mca_coll_loom_slots_hook(mca_coll_loom_module_t *module,
+                                     struct ompi_communicator_t *comm)
+{
+    static opal_mutex_t lock = OPAL_MUTEX_STATIC_INIT;
+    static int keyval = MPI_KEYVAL_INVALID;
+    int rc = MPI_SUCCESS;
+
+    if (module->slots.hooked || OMPI_COMM_IS_INTRINSIC(comm)) {
+        return;
+    }
+    opal_mutex_lock(&lock);
+    if (MPI_KEYVAL_INVALID == keyval) {
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mca_coll_loom_slots_comm_freed,
+                                     &keyval, NULL);
+    }
+    opal_mutex_unlock(&lock);
+    if (MPI_SUCCESS == rc) {
+        rc = PMPI_Comm_set_attr(comm, keyval, module);
+    }
+    if (MPI_SUCCESS != rc) {
+        opal_output(0, "coll loom: no hook on %s for its broadcast slots at MPI_Comm_free "
+                    "(%d): a slot in flight then could reach the communicator that reuses "
+                    "its id", comm->c_name, rc);
+    }
+    module->slots.hooked = true;
+}
+
+/* What this rank tells the root, started: the root takes it in a later call,
+ * so a send that waited for it (a rendezvous, were the eager limit below its
+ * size) would wait for ever; it ends at the next broadcast's start or at
+ * MPI_Comm_free (mca_coll_loom_bcast_slots_settle), from a copy of its own. */
+static int mca_coll_loom_slot_send(mca_coll_loom_call_t *call, const mca_coll_loom_dest_t *told)
+{
+    mca_coll_loom_slots_t *slots = &call->module->slots;
+
+    if (NULL == slots->sent && NULL == (slots->sent = malloc(sizeof(*slots->sent)))) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *slots->sent = *told;
+    mca_coll_loom_slots_hook(call->module, call->comm);
+    return MCA_PML_CALL(isend(slots->sent, sizeof(*slots->sent), MPI_BYTE, call->root,
+                              MCA_COLL_LOOM_TAG_SLOTS, MCA_PML_BASE_SEND_STANDARD, call->comm,
+                              &slots->sending));
+}
+
 /* slot of size bytes, registered, with fresh counters, told to the root;
  * slot->told.usable 0 when one of them could not be had. */
 static int mca_coll_loom_slot_tell(mca_coll_loom_call_t *call, mca_coll_loom_slot_t *slot,
@@ -133,9 +198,7 @@ static int mca_coll_loom_slot_tell(mca_coll_loom_call_t *call, mca_coll_loom_slo
         slot->told.segments = segments;
         slot->counters      = count;
     }
-    return MCA_PML_CALL(send(&slot->told, sizeof(slot->told), MPI_BYTE, call->root,
-                             MCA_COLL_LOOM_TAG_SLOTS,
-                             MCA_PML_BASE_SEND_STANDARD, call->comm));
+    return mca_coll_loom_slot_send(call, &slot->told);
 }
 
 int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted)
@@ -157,49 +220,6 @@ int mca_coll_loom_bcast_slots_tell(mca_coll_loom_call_t *call, bool slotted)
     return rc;
 }
 
-/* MPI_Comm_free of a communicator with slots owed to this rank: taken while
- * the communicator still works (attributes go first).  Not at the module's
- * end: a receive there would hold the communicator being destroyed, and
- * destroy it again when it ends. */
-static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra)
-{
-    (void)comm;
-    (void)keyval;
-    (void)extra;
-    (void)mca_coll_loom_bcast_slots_take((mca_coll_loom_module_t *)value); /* says why */
-    return MPI_SUCCESS;
-}
-
-/* The attribute whose deletion takes the slots owed on a communicator; a
- * communicator of Open MPI's own (MPI_COMM_WORLD, MPI_COMM_SELF) lives
- * until MPI_Finalize, whose id nobody reuses: what is owed there is left. */
-static void mca_coll_loom_slots_hook(mca_coll_loom_module_t *module,
-                                     struct ompi_communicator_t *comm)
-{
-    static opal_mutex_t lock = OPAL_MUTEX_STATIC_INIT;
-    static int keyval = MPI_KEYVAL_INVALID;
-    int rc = MPI_SUCCESS;
-
-    if (module->slots.hooked || OMPI_COMM_IS_INTRINSIC(comm)) {
-        return;
-    }
-    opal_mutex_lock(&lock);
-    if (MPI_KEYVAL_INVALID == keyval) {
-        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mca_coll_loom_slots_comm_freed,
-                                     &keyval, NULL);
-    }
-    opal_mutex_unlock(&lock);
-    if (MPI_SUCCESS == rc) {
-        rc = PMPI_Comm_set_attr(comm, keyval, module);
-    }
-    if (MPI_SUCCESS != rc) {
-        opal_output(0, "coll loom: no hook on %s for its broadcast slots at MPI_Comm_free "
-                    "(%d): a slot in flight then could reach the communicator that reuses "
-                    "its id", comm->c_name, rc);
-    }
-    module->slots.hooked = true;
-}
-
 void mca_coll_loom_bcast_slots_owed(mca_coll_loom_call_t *call)
 {
     mca_coll_loom_slots_t *slots = &call->module->slots;
@@ -213,7 +233,8 @@ void mca_coll_loom_bcast_slots_owed(mca_coll_loom_call_t *call)
     slots->owed = call->comm;
 }
 
-int mca_coll_loom_bcast_slots_take(mca_coll_loom_module_t *module)
+/* The slots owed to this rank, taken. */
+static int mca_coll_loom_bcast_slots_take(mca_coll_loom_module_t *module)
 {
     mca_coll_loom_slots_t *slots = &module->slots;
     mca_coll_loom_call_t call;
@@ -230,14 +251,34 @@ int mca_coll_loom_bcast_slots_take(mca_coll_loom_module_t *module)
     }
     /* without memory to keep them each rank is told at once to fall back in
      * the call its slot was for */
+    if (NULL != slots->tickets) {
+        memset(slots->tickets, 0, (size_t)call.size * sizeof(*slots->tickets));
+    }
     rc = mca_coll_loom_bcast_collect(&call, slots->tickets);
-    if (OMPI_SUCCESS != rc) {
-        opal_output(0, "coll loom: the broadcast slots of %s could not be taken (%d)",
+    if (OMPI_SUCCESS != rc && NULL != slots->tickets) {
+        opal_output(0, "coll loom: the broadcast slots of %s could not be taken (%d): the "
+                    "next broadcast from this rank goes to the next component",
                     call.comm->c_name, rc);
-        free(slots->tickets); /* the next slotted call falls back */
-        slots->tickets = NULL;
+        /* those taken are told now, as without memory; none is usable */
+        mca_coll_loom_bcast_collect_failed(&call, slots->tickets);
     }
     return rc;
+}
+
+void mca_coll_loom_bcast_slots_settle(mca_coll_loom_module_t *module)
+{
+    mca_coll_loom_slots_t *slots = &module->slots;
+    int rc;
+
+    if (NULL != slots->sending) {
+        rc = ompi_request_wait(&slots->sending, MPI_STATUS_IGNORE);
+        if (OMPI_SUCCESS != rc) {
+            opal_output(0, "coll loom: a broadcast slot told to a root could not be sent (%d)",
+                        rc);
+        }
+        slots->sending = NULL;
+    }
+    (void)mca_coll_loom_bcast_slots_take(module); /* says why it failed */
 }
 
 int32_t mca_coll_loom_bcast_tickets(mca_coll_loom_call_t *call)
@@ -307,5 +348,12 @@ void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module)
         free(slots->slot[i].buf);
     }
     free(slots->tickets);
+    if (NULL != slots->sending) {
+        /* MPI_Finalize's communicators only (the others were settled): its
+         * copy stays with the request */
+        (void)ompi_request_free(&slots->sending);
+    } else {
+        free(slots->sent);
+    }
     memset(slots, 0, sizeof(*slots));
 }

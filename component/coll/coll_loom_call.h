@@ -29,8 +29,9 @@ typedef struct mca_coll_loom_word {
 /* The tag of the slots told to a broadcast's root, taken in a later call
  * (coll_loom_bcast_slot.c): not a collective's (coll_tags.h), which another
  * component's receive could match meanwhile.  Open MPI 4.1 and 5.0 use no
- * tag from -2 to -9 (-1 is MPI_ANY_TAG). */
-#define MCA_COLL_LOOM_TAG_SLOTS (-9)
+ * tag from -2 to -6 (-1 is MPI_ANY_TAG; 5.0 makes its communicators with
+ * -7 to -9). */
+#define MCA_COLL_LOOM_TAG_SLOTS (-5)
 
 /* One call as this rank runs it. */
 typedef struct mca_coll_loom_call {

@@ -94,6 +94,7 @@ tests=(
     "OMPI_MCA_coll_loom_bcast_segment=65536 OMPI_MCA_btl_loom_push_waiting=16 OMPI_MCA_coll_loom_bcast_eager_max=4194304 LOOM_BCAST_FAILURE=1 LOOM_BCAST_SLOTTED_FAILURE=1 test_bcast 8"
     "OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_bcast_min=65536 OMPI_MCA_coll_loom_bcast_segment=4096 LOOM_BCAST_THREADS=32 test_bcast 2 4"
     "OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_bcast_fanout=1 OMPI_MCA_coll_loom_bcast_segment=65536 LOOM_EXPECT_COLL_LOOM=1 test_bcast 4"
+    "OMPI_MCA_btl_loom_eager_limit=512 OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_bcast_min=65536 LOOM_EXPECT_COLL_LOOM=1 test_bcast 4"
     "OMPI_MCA_coll_loom_bcast_min_procs=2 OMPI_MCA_coll_loom_bcast_min=0 LOOM_TEST_LAST_RANK_ENV=OMPI_MCA_coll_loom_bcast_segment=8192 LOOM_BCAST_PARAMS_DIFFER=1 test_bcast 3"
     "OMPI_MCA_coll_loom_reduce_min=65536 OMPI_MCA_coll_loom_allreduce_min=65536 LOOM_EXPECT_COLL_LOOM=1 test_allreduce 2 4 8"
     "OMPI_MCA_coll_loom_reduce_min=4096 OMPI_MCA_coll_loom_allreduce_min=4096 OMPI_MCA_coll_loom_reduce_depth=1 OMPI_MCA_coll_loom_reduce_staging=65536 test_allreduce 3"
