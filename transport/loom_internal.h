@@ -323,6 +323,7 @@ struct loom_region {
     unsigned       serves;         /* serves reading it that have not ended */
     loom_rcache_entry_t *cached;   /* its rails' handles and keys, when they
                                       come from the registration cache */
+    bool           revoked;        /* the cache drops them at its end (loom_mem_revoke) */
 };
 
 /* Counters that conditional pushes wait on, and the pushes waiting

@@ -122,6 +122,13 @@ static void mca_btl_loom_coll_mem_deregister(loom_region_t *region)
     MCA_BTL_LOOM_UNLOCK();
 }
 
+static void mca_btl_loom_coll_mem_revoke(loom_region_t *region)
+{
+    MCA_BTL_LOOM_LOCK();
+    loom_mem_revoke(region);
+    MCA_BTL_LOOM_UNLOCK();
+}
+
 const mca_btl_loom_coll_api_t mca_btl_loom_coll_api = {
     .version          = MCA_BTL_LOOM_COLL_API_VERSION,
     .name             = mca_btl_loom_coll_name,
@@ -133,5 +140,6 @@ const mca_btl_loom_coll_api_t mca_btl_loom_coll_api = {
     .counters_release = mca_btl_loom_coll_counters_release,
     .mem_register     = mca_btl_loom_coll_mem_register,
     .mem_deregister   = mca_btl_loom_coll_mem_deregister,
+    .mem_revoke       = mca_btl_loom_coll_mem_revoke,
     .strerror         = loom_strerror,
 };

@@ -229,7 +229,11 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     if (slotted && OMPI_SUCCESS == rc) {
         mca_coll_loom_count(&mca_coll_loom_stats.bcast_slots);
     }
-    if (NULL != call.region) {
+    if (NULL != call.region && OMPI_SUCCESS != rc && MCA_COLL_LOOM_FALL_BACK != rc) {
+        /* a push of a failed call may still come (the root lost its owner):
+         * it must not land in this buffer once the call returned */
+        module->api->mem_revoke(call.region);
+    } else if (NULL != call.region) {
         module->api->mem_deregister(call.region);
     }
     if (root == call.rank && mca_coll_loom_bcast_slots_kept(bytes)) {

@@ -322,6 +322,11 @@ int mca_coll_loom_bcast_slot_leaf(mca_coll_loom_call_t *call, void *buff, int co
         return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
     }
     rc = mca_coll_loom_bcast_wait(call, first, counters);
+    if (OMPI_SUCCESS != rc && MCA_COLL_LOOM_FALL_BACK != rc && NULL != slot->region) {
+        /* a late push must not land in the slot once told again */
+        api->mem_revoke(slot->region);
+        slot->region = NULL;
+    }
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -16,7 +16,7 @@
 
 struct mca_btl_base_endpoint_t;
 
-#define MCA_BTL_LOOM_COLL_API_VERSION 2
+#define MCA_BTL_LOOM_COLL_API_VERSION 3
 
 typedef struct mca_btl_loom_coll_api {
     unsigned version;
@@ -42,6 +42,9 @@ typedef struct mca_btl_loom_coll_api {
     int      (*mem_register)(void *addr, size_t length, unsigned access,
                              loom_region_t **region_p, void *key, size_t *key_size);
     void     (*mem_deregister)(loom_region_t *region);
+    /* loom_mem_revoke: for a buffer whose call failed, so that a late push
+     * fails at the NIC instead of landing after the call returned. */
+    void     (*mem_revoke)(loom_region_t *region);
     const char *(*strerror)(int rc);
 } mca_btl_loom_coll_api_t;
 

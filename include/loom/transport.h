@@ -401,6 +401,11 @@ int    loom_mem_register(loom_engine_t *engine, void *addr, size_t length,
 int    loom_mem_register_access(loom_engine_t *engine, void *addr, size_t length,
                                 unsigned access, loom_region_t **region_p);
 void   loom_mem_deregister(loom_region_t *region);
+/* As loom_mem_deregister, and its rails' registration is not kept in the
+ * registration cache for the next user: a push its requester gave up on
+ * (a peer it lost, which still pushes) fails at the NIC instead of landing
+ * in memory reused since.  For a buffer whose use failed. */
+void   loom_mem_revoke(loom_region_t *region);
 /* As loom_mem_register_access, with the rails' registration taken from (or
  * left in) the registration cache when config.rcache_max_bytes is set: the
  * region is still the caller's own (own id, refused once deregistered); only

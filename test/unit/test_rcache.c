@@ -9,6 +9,8 @@
  * - the buffer unmapped and a new one mapped at the same address: a miss
  *   and an invalidation, never the old registration, and the parent reads
  *   the new contents byte for byte;
+ * - a revoked registration (loom_mem_revoke: its use failed) leaves the
+ *   cache, and the next registration of the buffer is a miss;
  * - the bound on registrations evicts the least recently used;
  * - registrations unused for rcache_idle_ms are dropped by progress.
  */
@@ -132,6 +134,20 @@ static void child_body(unit_ctx_t *ctx)
     CHECK_UEQ(stats(ctx)->misses, 2);
     CHECK_UEQ(stats(ctx)->invalidations, 1);
     CHECK_UEQ(stats(ctx)->hits, 1);
+
+    /* revoked (its use failed): the rails' registration is not kept, and
+     * the next registration of the buffer is one of its own (a new key on
+     * the NIC), where after a deregistration it is a hit */
+    CHECK_RC(loom_mem_register_cached(ctx->engine, buf, BUF_LEN, LOOM_ACCESS_REMOTE_READ,
+                                      &region), LOOM_OK);
+    CHECK_UEQ(stats(ctx)->hits, 2);
+    loom_mem_revoke(region);
+    CHECK_UEQ(stats(ctx)->regions, 0);
+    CHECK_RC(loom_mem_register_cached(ctx->engine, buf, BUF_LEN, LOOM_ACCESS_REMOTE_READ,
+                                      &region), LOOM_OK);
+    CHECK_UEQ(stats(ctx)->misses, 3);
+    CHECK_UEQ(stats(ctx)->hits, 2);
+    loom_mem_deregister(region);
 
     /* more buffers than the bound: the oldest go */
     for (i = 0; i <= MAX_REGS; ++i) {

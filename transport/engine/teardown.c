@@ -218,6 +218,12 @@ static void loom_serves_end(loom_region_t *region)
     }
 }
 
+void loom_mem_revoke(loom_region_t *region)
+{
+    region->revoked = true;
+    loom_mem_deregister(region);
+}
+
 void loom_mem_deregister(loom_region_t *region)
 {
     loom_region_unpublish(region); /* a key naming it is refused from now on */

@@ -21,6 +21,9 @@ int  loom_rcache_init(loom_engine_t *engine);
 loom_rcache_entry_t *loom_rcache_get(loom_engine_t *engine, void *addr, size_t length,
                                      unsigned access);
 void loom_rcache_put(loom_engine_t *engine, loom_rcache_entry_t *entry);
+/* As loom_rcache_put, and the entry leaves the cache: deregistered from the
+ * rails once its last user put it. */
+void loom_rcache_drop(loom_engine_t *engine, loom_rcache_entry_t *entry);
 int  loom_rcache_reclaim(loom_engine_t *engine);
 void loom_rcache_fini(loom_engine_t *engine);
 

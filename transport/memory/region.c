@@ -132,7 +132,9 @@ void loom_region_unpublish(loom_region_t *region)
 void loom_region_free(loom_region_t *region)
 {
     loom_region_unpublish(region);
-    if (NULL != region->cached) {
+    if (NULL != region->cached && region->revoked) {
+        loom_rcache_drop(region->engine, region->cached);
+    } else if (NULL != region->cached) {
         loom_rcache_put(region->engine, region->cached);
     } else {
         loom_mem_dereg_rails(region->engine, region->memh);

@@ -224,6 +224,14 @@ static void loom_rcache_invalidated(void *arg)
     (void)arg; /* nobody waits: the entry goes with its last user */
 }
 
+void loom_rcache_drop(loom_engine_t *engine, loom_rcache_entry_t *entry)
+{
+    (void)engine;
+    ucs_rcache_region_invalidate(entry->ctx->rcache, &entry->super, loom_rcache_invalidated,
+                                 NULL);
+    ucs_rcache_region_put(entry->ctx->rcache, &entry->super);
+}
+
 /* Entries nobody used for config.rcache_idle_ms are deregistered, so a
  * job's idle phase does not keep its memory registered for ever. */
 int loom_rcache_reclaim(loom_engine_t *engine)
