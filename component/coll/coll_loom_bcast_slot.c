@@ -115,21 +115,18 @@ static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value
 static void mca_coll_loom_slots_hook(mca_coll_loom_module_t *module,
                                      struct ompi_communicator_t *comm)
 {
-    static opal_mutex_t lock = OPAL_MUTEX_STATIC_INIT;
-    static int keyval = MPI_KEYVAL_INVALID;
-    int rc = MPI_SUCCESS;
+    int keyval = MPI_KEYVAL_INVALID, rc;
 
     if (module->slots.hooked || OMPI_COMM_IS_INTRINSIC(comm)) {
         return;
     }
-    opal_mutex_lock(&lock);
-    if (MPI_KEYVAL_INVALID == keyval) {
-        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mca_coll_loom_slots_comm_freed,
-                                     &keyval, NULL);
-    }
-    opal_mutex_unlock(&lock);
+    /* a key of its own, freed at once: the attribute keeps it until its
+     * deletion, which still calls back (nothing is left at MPI_Finalize) */
+    rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mca_coll_loom_slots_comm_freed, &keyval,
+                                 NULL);
     if (MPI_SUCCESS == rc) {
         rc = PMPI_Comm_set_attr(comm, keyval, module);
+        (void)PMPI_Comm_free_keyval(&keyval);
     }
     if (MPI_SUCCESS != rc) {
         opal_output(0, "coll loom: no hook on %s for its broadcast slots at MPI_Comm_free "
