@@ -10,7 +10,7 @@
 # run must end with every message verified (no corrupted, lost or duplicated
 # one) and in time (no hang).
 #
-# LOOM_SOAK_SECONDS (default 45; 20 under AddressSanitizer) sets the length:
+# LOOM_SOAK_SECONDS (default 30; 15 under AddressSanitizer) sets the length:
 # the 10-minute soak of docs/design/keys-and-protection.md is
 # LOOM_SOAK_SECONDS=600.  Skips (77) without root or namespaces.
 set -u
@@ -18,8 +18,8 @@ src=${LOOM_SRCDIR:?run through make check}
 bindir=${LOOM_TEST_BINDIR:?run through make check}
 out=${LOOM_SOAK_OUT:-$bindir/soak.out}
 . "$src/test/vcluster-test-lib.sh"
-seconds=${LOOM_SOAK_SECONDS:-45}
-[ -z "${LOOM_SOAK_SECONDS:-}" ] && [ -n "${LOOM_ASAN_LOGS:-}" ] && seconds=20
+seconds=${LOOM_SOAK_SECONDS:-30}
+[ -z "${LOOM_SOAK_SECONDS:-}" ] && [ -n "${LOOM_ASAN_LOGS:-}" ] && seconds=15
 vcluster_test_up 3
 
 # A random time from $1 to $2 tenths of a second, in seconds
