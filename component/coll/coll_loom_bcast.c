@@ -133,11 +133,10 @@ static int mca_coll_loom_bcast_root(mca_coll_loom_call_t *call, bool slotted)
         word = mca_coll_loom_bcast_gather(call, &rc);
     }
     if (OMPI_SUCCESS == rc && MCA_COLL_LOOM_DONE == word) {
-        if (slotted) {
-            run = mca_coll_loom_bcast_flight_new(call);
-        } else {
-            call->ops = calloc((size_t)call->segments * (size_t)(call->size - 1),
-                               sizeof(*call->ops));
+        call->ops = calloc((size_t)call->segments * (size_t)(call->size - 1),
+                           sizeof(*call->ops));
+        if (NULL != call->ops && slotted) {
+            run = mca_coll_loom_bcast_flight_new(call); /* takes the ops and dests */
         }
         if (NULL == run || NULL == run->ops) {
             run  = call;

@@ -95,9 +95,9 @@ void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module);
 /* The root's pushes that end after it returned (coll_loom_bcast_flight.c). */
 /* The callback of an edge's push from from: the root's own are counted. */
 loom_op_cb_t mca_coll_loom_bcast_edge_cb(const mca_coll_loom_call_t *call, int from);
-/* A copy of the root's slotted call on the heap, with room for its pushes,
- * owning call->dests (the slots told, taken from the module); NULL without
- * memory. */
+/* A copy of the root's slotted call on the heap, owning its ops (call->ops
+ * is left NULL) and dests (the slots told, taken from the module); NULL
+ * without memory, call unchanged. */
 mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call);
 /* Once the edges are issued: waits for the root's own pushes; true when
  * they ended well (the rest ends as the module's flight, or ended: the

@@ -61,13 +61,8 @@ mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call)
         return NULL;
     }
     *flight      = *call;
-    flight->ops  = calloc((size_t)call->segments * (size_t)(call->size - 1),
-                          sizeof(*flight->ops));
     flight->next = NULL;
-    if (NULL == flight->ops) {
-        free(flight);
-        return NULL;
-    }
+    call->ops    = NULL;
     call->module->slots.tickets = NULL; /* the next call's are taken anew */
     return flight;
 }
@@ -159,9 +154,8 @@ void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module)
 static bool mca_coll_loom_flight_own_ended(mca_coll_loom_call_t *flight)
 {
     for (;;) {
-        size_t own = *(volatile const size_t *)&flight->own_ended;
+        size_t own = mca_coll_loom_count_read(&flight->own_ended);
 
-        opal_atomic_rmb(); /* the failure written before */
         if (LOOM_OK != flight->failure) {
             return false;
         }

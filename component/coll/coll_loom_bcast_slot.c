@@ -95,8 +95,9 @@ static void mca_coll_loom_slot_forget(const mca_btl_loom_coll_api_t *api,
 
 /* MPI_Comm_free of a communicator with slots owed to this rank, or told by
  * it: taken, or sent, and a flight rooted here ended, while the
- * communicator still works (attributes go first).  Not at the module's end: a request there would hold the
- * communicator being destroyed, and destroy it again when it ends. */
+ * communicator still works (attributes go first).  Not at the module's
+ * end: a request there would hold the communicator being destroyed, and
+ * destroy it again when it ends. */
 static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     mca_coll_loom_module_t *module = value;
@@ -104,7 +105,8 @@ static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value
     (void)comm;
     (void)keyval;
     (void)extra;
-    module->slots.hooked = false; /* another broadcast after this (a later deletion's) hooks again */
+    /* a broadcast after this (in a later attribute's deletion) hooks again */
+    module->slots.hooked = false;
     /* the flight too, here rather than in the module's destructor, which
      * may run inside progress (a last reference dropped by a request) */
     mca_coll_loom_bcast_flight_land(module);

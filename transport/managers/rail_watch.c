@@ -30,9 +30,9 @@
  * rail whose port or device went down (loom_rail_link_up) while chunks or
  * messages not yet acknowledged are in flight is failed at once for every
  * peer that has another rail (unless rail_timeout_ms is 0: then only the
- * transport's own errors count), where
- * an RDMA queue pair would otherwise error only after its retries ran out
- * (seconds), or not at all if the port came back before.
+ * transport's own errors count), where an RDMA queue pair would otherwise
+ * error only after its retries ran out (seconds), or not at all if the port
+ * came back before.
  */
 #include "managers/loom_managers.h"
 

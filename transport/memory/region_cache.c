@@ -264,10 +264,7 @@ int loom_rcache_reclaim(loom_engine_t *engine)
     }
     pthread_spin_unlock(&rc->lock);
     for (i = 0; i < count; ++i) {
-        ucs_rcache_t *rcache = idle[i]->ctx->rcache;
-
-        ucs_rcache_region_invalidate(rcache, &idle[i]->super, loom_rcache_invalidated, NULL);
-        ucs_rcache_region_put(rcache, &idle[i]->super); /* the last reference */
+        loom_rcache_drop(engine, idle[i]); /* the last reference */
     }
     return count;
 }
