@@ -102,6 +102,15 @@ typedef struct mca_coll_loom_slot {
     unsigned counters;         /* opened from told.counters, not released (0: none) */
 } mca_coll_loom_slot_t;
 
+/* An inner node's last slotted broadcast, which returned once its data
+ * landed: its counters, open until its forwards ended (count 0: none). */
+typedef struct mca_coll_loom_forwarding {
+    uint64_t first;
+    unsigned count;
+    unsigned segments;
+    uint64_t forwards;  /* pushes from this rank the call made */
+} mca_coll_loom_forwarding_t;
+
 /* Where broadcasts of at most coll_loom_bcast_eager_max bytes land
  * (coll_loom_bcast_slot.c): each rank but the root tells it, in each such
  * call, the address, key and fresh counters of one of two slots it keeps
@@ -120,6 +129,10 @@ typedef struct mca_coll_loom_slots {
     bool     hooked;        /* MPI_Comm_free settles them (an attribute's deletion) */
     struct ompi_request_t *sending; /* this rank's slot told in the last call, being sent */
     mca_coll_loom_dest_t *sent;     /* its copy */
+    mca_coll_loom_forwarding_t forwarding;
+    uint8_t *stage;         /* the root's copy of a slotted call's data */
+    size_t   stage_size;
+    loom_region_t *stage_region;
 } mca_coll_loom_slots_t;
 
 typedef struct mca_coll_loom_module_t {
@@ -144,7 +157,7 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_loom_choice_t *choices; /* per operation and size class (coll_loom_select.c) */
     mca_coll_loom_slots_t slots;     /* small broadcasts' landing slots */
     struct mca_coll_loom_call *flight; /* the last slotted broadcast rooted here, its
-                                          forwards still ending (NULL: none) */
+                                          pushes still ending (NULL: none) */
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 

@@ -17,7 +17,8 @@
  *  3. each push tells its destination (the segment's counter and the total)
  *     and the inner node it read (its forwards); a rank returns once all
  *     its segments landed and its forwards ended, the root once its
- *     operations ended.  When a push fails, the notices of it say so and the
+ *     operations ended (a slotted call's ranks sooner: coll_loom_bcast_stage.c,
+ *     coll_loom_bcast_flight.c, coll_loom_bcast_leaf.c).  When a push fails, the notices of it say so and the
  *     root's OUTCOME counter at every rank too: each releases its counters,
  *     which cancels the pushes waiting there, and returns an error once the
  *     root says that nothing of the call can still move
@@ -216,7 +217,9 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
                             (size_t)mca_coll_loom_component.bcast_segment, 1, max_segments);
     call.fanout = fanout;
     slotted = mca_coll_loom_bcast_slotted(module, root, bytes);
-    if (root == call.rank || !slotted) {
+    if (root == call.rank && slotted) {
+        mca_coll_loom_bcast_stage(&call, buff, count, datatype, contiguous);
+    } else if (root == call.rank || !slotted) {
         mca_coll_loom_register(&call, call.base, call.bytes, contiguous,
                                mca_coll_loom_buffer_access, &call.region, &call.own);
     }

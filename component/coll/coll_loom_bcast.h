@@ -62,8 +62,15 @@ void mca_coll_loom_bcast_collect_failed(mca_coll_loom_call_t *call, mca_coll_loo
  * error. */
 int mca_coll_loom_bcast_leaf(mca_coll_loom_call_t *call);
 /* The wait of any rank but the root on its counters first .. first + count
- * - 1, which it releases: OMPI_SUCCESS, FALL_BACK, or an error. */
-int mca_coll_loom_bcast_wait(mca_coll_loom_call_t *call, uint64_t first, unsigned count);
+ * - 1, which it releases: OMPI_SUCCESS, FALL_BACK, or an error.  An inner
+ * node of a slotted call returns once its data landed: its forwards read
+ * its slot, which no push fills again before the root's flight ended; its
+ * counters stay open until they ended (module->slots.forwarding). */
+int mca_coll_loom_bcast_wait(mca_coll_loom_call_t *call, uint64_t first, unsigned count,
+                             bool slotted);
+/* The forwards of this rank's last slotted call ended, their counters
+ * released: the next broadcast's first step, and MPI_Comm_free's. */
+void mca_coll_loom_bcast_forwards_settle(mca_coll_loom_module_t *module);
 
 /* Small broadcasts' slots (coll_loom_bcast_slot.c, coll_loom.h). */
 /* Whether a call of bytes tells and takes slots (coll_loom_bcast_eager_max). */
@@ -92,17 +99,30 @@ void mca_coll_loom_bcast_slots_settle(mca_coll_loom_module_t *module);
 /* The module's slots at its end. */
 void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module);
 
+/* A buffer kept from call to call (a slot, the root's stage) at *buf, of
+ * *buf_size bytes, registered as *region: replaced when smaller than size
+ * (its key with it), then registered again for its first bytes (a hit in
+ * loom's cache), described in dest (usable 0 when that failed). */
+void mca_coll_loom_kept_register(mca_coll_loom_call_t *call, uint8_t **buf, size_t *buf_size,
+                                 loom_region_t **region, size_t size, size_t bytes,
+                                 unsigned access, mca_coll_loom_dest_t *dest);
+/* The root of a slotted call: its data copied into the module's stage,
+ * registered, as call->own; own unusable (the call falls back, every rank
+ * told) when that could not be done. */
+void mca_coll_loom_bcast_stage(mca_coll_loom_call_t *call, void *buff, int count,
+                              struct ompi_datatype_t *datatype, bool contiguous);
+/* The stage at the module's end (its flight landed). */
+void mca_coll_loom_bcast_stage_free(mca_coll_loom_module_t *module);
+
 /* The root's pushes that end after it returned (coll_loom_bcast_flight.c). */
-/* The callback of an edge's push from from: the root's own are counted. */
-loom_op_cb_t mca_coll_loom_bcast_edge_cb(const mca_coll_loom_call_t *call, int from);
 /* A copy of the root's slotted call on the heap, owning its ops (call->ops
  * is left NULL) and dests (the slots told, taken from the module); NULL
  * without memory, call unchanged. */
 mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call);
-/* Once the edges are issued: waits for the root's own pushes; true when
- * they ended well (the rest ends as the module's flight, or ended: the
- * flight is no longer the caller's), false when one failed (the caller
- * waits for all, tells, and frees the flight). */
+/* Once the edges are issued: true unless one was refused already (the rest
+ * ends as the module's flight, or ended: the flight is no longer the
+ * caller's); false then (the caller waits for all, tells, and frees the
+ * flight). */
 bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight);
 void mca_coll_loom_bcast_flight_free(mca_coll_loom_call_t *flight);
 /* The module's flight, if any, ended here (each broadcast's start, the

@@ -1,24 +1,24 @@
 /*
  * Copyright (c) 2026 The loom developers.  SPDX-License-Identifier: BSD-3-Clause
  *
- * The root of a slotted broadcast returns once its own pushes ended: its
- * buffer may change then, and every rank below has the data or gets it
- * from an inner node.  The pushes the root asked the inner nodes for (their
- * copies forwarded to their children) end after the root returned: the
- * call's state, kept on the heap from the start, is a flight of the module
+ * The root of a slotted broadcast returns once its pushes are issued (from
+ * its stage, coll_loom_bcast_stage.c): its buffer may change then, and
+ * every rank gets the data from the root or from an inner node.  The
+ * pushes, its own and those it asked the inner nodes for (their copies
+ * forwarded to their children), end after the root returned: the call's
+ * state, kept on the heap from the start, is a flight of the module
  * (coll_loom.h), which ends it
- *  - at the start of the next broadcast on the communicator (before any
- *    push into the slots, whose other half the flight's pushes still fill),
- *  - at the module's end (MPI_Comm_free), and
+ *  - at the start of the next broadcast on the communicator (before the
+ *    stage or any slot is written again),
+ *  - at MPI_Comm_free and at the module's end, and
  *  - meanwhile from Open MPI's progress, wherever the process is: a flight
  *    whose push failed tells the ranks (OUTCOME FAILED, then ENDED once
  *    nothing of it moves any more), which wait for that word before they
  *    return an error; a root computing or in a point-to-point call must not
  *    leave them waiting.
- * Each rank's own wait (coll_loom_bcast_leaf.c) is unchanged: it returns
- * once its data landed and its forwards ended.  On a failure of its own
- * pushes the root waits for all, as any broadcast does, and returns the
- * error.  (Measured: docs/perf/2026-12-07-flights.md.)
+ * A push refused before the root returned makes it wait for all, as any
+ * broadcast does, and return the error.  (Measured:
+ * docs/perf/2026-12-07-flights.md, docs/perf/2026-12-07-stage.md.)
  */
 #include "coll_loom_bcast.h"
 
@@ -33,25 +33,6 @@ static opal_mutex_t mca_coll_loom_flights_lock = OPAL_MUTEX_STATIC_INIT;
 static mca_coll_loom_call_t *mca_coll_loom_flights;
 static volatile int32_t mca_coll_loom_flights_count;
 static bool mca_coll_loom_flights_registered;
-
-static void mca_coll_loom_op_end_own(loom_op_t *op, int status)
-{
-    mca_coll_loom_call_t *call = op->user;
-
-    /* the failure before the count, which the root reads first; the count
-     * of all last (mca_coll_loom_op_end): the call is freed after it */
-    if (LOOM_OK != status && LOOM_OK == call->failure) {
-        call->failure = status;
-    }
-    opal_atomic_wmb();
-    ++call->own_ended;
-    mca_coll_loom_op_end(op, status);
-}
-
-loom_op_cb_t mca_coll_loom_bcast_edge_cb(const mca_coll_loom_call_t *call, int from)
-{
-    return (from == call->root) ? mca_coll_loom_op_end_own : mca_coll_loom_op_end;
-}
 
 mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call)
 {
@@ -150,30 +131,15 @@ void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module)
     mca_coll_loom_bcast_flight_free(flight);
 }
 
-/* The root's own pushes ended, or one of them failed (then: false). */
-static bool mca_coll_loom_flight_own_ended(mca_coll_loom_call_t *flight)
-{
-    for (;;) {
-        size_t own = mca_coll_loom_count_read(&flight->own_ended);
-
-        if (LOOM_OK != flight->failure) {
-            return false;
-        }
-        if (own == flight->own_issued) {
-            return true;
-        }
-        mca_coll_loom_wait_step();
-    }
-}
-
 bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight)
 {
     mca_coll_loom_module_t *module = flight->module;
+    size_t ended = mca_coll_loom_ended(flight); /* then its failure */
 
-    if (!mca_coll_loom_flight_own_ended(flight)) {
-        return false; /* the caller waits for all, and tells the failure */
+    if (LOOM_OK != flight->failure) {
+        return false; /* refused at once: the caller waits for all, and tells */
     }
-    if (mca_coll_loom_ended(flight) == flight->issued && LOOM_OK == flight->failure) {
+    if (ended == flight->issued) {
         mca_coll_loom_bcast_flight_free(flight); /* nothing left in flight */
         return true;
     }

@@ -159,6 +159,36 @@ static int mca_coll_loom_slot_send(mca_coll_loom_call_t *call, const mca_coll_lo
                               &slots->sending));
 }
 
+void mca_coll_loom_kept_register(mca_coll_loom_call_t *call, uint8_t **buf, size_t *buf_size,
+                                 loom_region_t **region, size_t size, size_t bytes,
+                                 unsigned access, mca_coll_loom_dest_t *dest)
+{
+    const mca_btl_loom_coll_api_t *api = call->module->api;
+    loom_region_t *old = *region;
+    void *grown = NULL;
+
+    if (*buf_size < size) {
+        /* the old buffer's key goes with it */
+        if (NULL != old) {
+            api->mem_deregister(old);
+            old = NULL;
+        }
+        free(*buf);
+        *buf      = NULL;
+        *buf_size = 0;
+        if (0 == posix_memalign(&grown, MCA_COLL_LOOM_SLOT_MIN, size)) {
+            *buf      = grown;
+            *buf_size = size;
+        }
+    }
+    /* registered again each time (a hit in loom's cache), so that a key
+     * refused after a rail came back is not used again */
+    mca_coll_loom_register(call, *buf, bytes, NULL != *buf, access, region, dest);
+    if (NULL != old) {
+        api->mem_deregister(old);
+    }
+}
+
 /* slot of size bytes, registered, with fresh counters, told to the root;
  * slot->told.usable 0 when one of them could not be had. */
 static int mca_coll_loom_slot_tell(mca_coll_loom_call_t *call, mca_coll_loom_slot_t *slot,
@@ -167,31 +197,10 @@ static int mca_coll_loom_slot_tell(mca_coll_loom_call_t *call, mca_coll_loom_slo
     const mca_btl_loom_coll_api_t *api = call->module->api;
     unsigned segments = mca_coll_loom_slot_segments(size);
     unsigned count = MCA_COLL_LOOM_BCAST_SEGMENT + segments;
-    loom_region_t *told = slot->region;
     uint64_t first = 0;
-    void *buf = NULL;
 
-    if (slot->buf_size < size) {
-        /* the old slot's key goes with it */
-        if (NULL != told) {
-            api->mem_deregister(told);
-            told = NULL;
-        }
-        free(slot->buf);
-        slot->buf      = NULL;
-        slot->buf_size = 0;
-        if (0 == posix_memalign(&buf, MCA_COLL_LOOM_SLOT_MIN, size)) {
-            slot->buf      = buf;
-            slot->buf_size = size;
-        }
-    }
-    /* registered again each time (a hit in loom's cache), so that a key
-     * refused after a rail came back is not told again */
-    mca_coll_loom_register(call, slot->buf, size, NULL != slot->buf, mca_coll_loom_slot_access,
-                           &slot->region, &slot->told);
-    if (NULL != told) {
-        api->mem_deregister(told);
-    }
+    mca_coll_loom_kept_register(call, &slot->buf, &slot->buf_size, &slot->region, size, size,
+                                mca_coll_loom_slot_access, &slot->told);
     if (slot->told.usable && LOOM_OK != api->counters_open(count, &first)) {
         slot->told.usable = 0; /* at the bound: the root makes every rank fall back */
     }
@@ -272,6 +281,7 @@ void mca_coll_loom_bcast_slots_settle(mca_coll_loom_module_t *module)
     mca_coll_loom_slots_t *slots = &module->slots;
     int rc;
 
+    mca_coll_loom_bcast_forwards_settle(module);
     if (NULL != slots->sending) {
         rc = ompi_request_wait(&slots->sending, MPI_STATUS_IGNORE);
         if (OMPI_SUCCESS != rc) {
@@ -323,7 +333,7 @@ int mca_coll_loom_bcast_slot_leaf(mca_coll_loom_call_t *call, void *buff, int co
         /* the root saw an unusable slot in what this rank told */
         return (OMPI_SUCCESS != rc) ? rc : MCA_COLL_LOOM_FALL_BACK;
     }
-    rc = mca_coll_loom_bcast_wait(call, first, counters);
+    rc = mca_coll_loom_bcast_wait(call, first, counters, true);
     if (OMPI_SUCCESS != rc && MCA_COLL_LOOM_FALL_BACK != rc && NULL != slot->region) {
         /* a late push must not land in the slot once told again */
         api->mem_revoke(slot->region);
@@ -345,6 +355,11 @@ void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module)
     mca_coll_loom_slots_t *slots = &module->slots;
     int i;
 
+    if (NULL != module->api && 0 != slots->forwarding.count) {
+        /* MPI_Finalize's communicators only (the others were settled), past
+         * its fence: every rank has its data, so every forward fired */
+        (void)module->api->counters_release(slots->forwarding.first, slots->forwarding.count);
+    }
     for (i = 0; i < 2; ++i) {
         if (NULL != module->api) {
             mca_coll_loom_slot_forget(module->api, &slots->slot[i]);
@@ -354,6 +369,7 @@ void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module)
         }
         free(slots->slot[i].buf);
     }
+    mca_coll_loom_bcast_stage_free(module);
     free(slots->tickets);
     if (NULL != slots->sending) {
         /* MPI_Finalize's communicators only (the others were settled): its

@@ -81,10 +81,7 @@ void mca_coll_loom_bcast_edge(mca_coll_loom_call_t *call, unsigned s, int v)
     }
     args.notices      = notices;
     args.notice_count = n;
-    if (from == call->root) {
-        ++call->own_issued;
-    }
-    mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_bcast_edge_cb(call, from),
+    mca_coll_loom_issue(call, &call->ops[call->edges++], mca_coll_loom_op_end,
                         &args);
 }
 

@@ -55,8 +55,6 @@ typedef struct mca_coll_loom_call {
     mca_coll_loom_word_t told;
     size_t   issued;        /* every operation of the root's, ended or not */
     size_t   ended;
-    size_t   own_issued;    /* a broadcast: of them, pushes from the root's buffer */
-    size_t   own_ended;
     bool     failure_told;  /* a flight: its ranks were told FAILED */
     struct mca_coll_loom_call *next; /* a flight: the next of every module's */
     int      failure;       /* the first operation's error */

@@ -97,9 +97,10 @@ static int mca_coll_loom_register(void)
     c->bcast_eager_max = 262144;
     mca_coll_loom_param("bcast_eager_max", "Broadcasts of at most this many bytes land in a "
         "slot each rank keeps per communicator (grown to the largest such broadcast, a power "
-        "of two) and told the root in the call before, so the root pushes at once and each "
-        "rank copies its data out; larger ones land in the ranks' own buffers after each "
-        "rank told the root where (0: never in slots; 0-16777216)", OPAL_INFO_LVL_6,
+        "of two) and told the root in the call before, so the root pushes at once, from a "
+        "copy of its data of the same size, and returns, and each rank copies its data out; "
+        "larger ones land in the ranks' own buffers after each rank told the root where (0: "
+        "never in slots; 0-16777216)", OPAL_INFO_LVL_6,
         &c->bcast_eager_max);
     /* measured (docs/perf/2026-12-04-coll.md): from 2 MiB coll loom's MPI_Reduce took
      * 0.12-0.21x coll tuned's time on one node (8 ranks) and 0.29-0.73x on

@@ -34,9 +34,9 @@ void mca_coll_loom_pvars_register(void)
                        "the ranks keep per communicator and told the root in the call before "
                        "(coll_loom_bcast_eager_max), without a message from them first",
                        &s->bcast_slots);
-    mca_coll_loom_pvar("bcast_flights", "Slotted broadcasts whose root returned once its own "
-                       "pushes ended, the inner nodes' forwards still going (ended from "
-                       "progress, or at the next broadcast on the communicator)",
+    mca_coll_loom_pvar("bcast_flights", "Slotted broadcasts whose root returned once its pushes "
+                       "were issued (from a copy of its data) and before they all ended (ended "
+                       "from progress, or at the next broadcast on the communicator)",
                        &s->bcast_flights);
     mca_coll_loom_pvar("reduces", "MPI_Reduce calls coll loom carried on pushes",
                        &s->reduces);
