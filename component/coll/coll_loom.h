@@ -130,9 +130,12 @@ typedef struct mca_coll_loom_slots {
     struct ompi_request_t *sending; /* this rank's slot told in the last call, being sent */
     mca_coll_loom_dest_t *sent;     /* its copy */
     mca_coll_loom_forwarding_t forwarding;
-    uint8_t *stage;         /* the root's copy of a slotted call's data */
-    size_t   stage_size;
-    loom_region_t *stage_region;
+    /* the root's copies of its slotted calls' data, one per call in turn
+     * (the last call's pushes may still read the other) */
+    uint8_t *stage[2];
+    size_t   stage_size[2];
+    loom_region_t *stage_region[2];
+    int      stage_next;    /* the one the next call copies into */
 } mca_coll_loom_slots_t;
 
 typedef struct mca_coll_loom_module_t {
@@ -156,8 +159,8 @@ typedef struct mca_coll_loom_module_t {
     size_t   staging_size;
     mca_coll_loom_choice_t *choices; /* per operation and size class (coll_loom_select.c) */
     mca_coll_loom_slots_t slots;     /* small broadcasts' landing slots */
-    struct mca_coll_loom_call *flight; /* the last slotted broadcast rooted here, its
-                                          pushes still ending (NULL: none) */
+    unsigned flights;    /* slotted broadcasts rooted here whose pushes are still
+                            ending (at most 2; coll_loom_bcast_flight.c) */
 } mca_coll_loom_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 

@@ -98,7 +98,7 @@ static int mca_coll_loom_allgather_run(mca_coll_loom_allgather_t *ag)
             call->issued - mca_coll_loom_ended(call) < window) {
             mca_coll_loom_allgather_push(ag, call->issued);
         } else {
-            mca_coll_loom_wait_step();
+            mca_coll_loom_wait_step(NULL);
         }
     }
     if (LOOM_OK != call->failure) {

@@ -120,7 +120,7 @@ static int mca_coll_loom_allreduce_sliced(mca_coll_loom_reduction_t *red)
     if (OMPI_SUCCESS == rc) {
         mca_coll_loom_pulls_run(red);
         while (mca_coll_loom_ended(call) < call->issued) {
-            mca_coll_loom_wait_step();
+            mca_coll_loom_wait_step(NULL);
         }
         if (LOOM_OK != call->failure) {
             opal_output(0, "coll loom: an allreduce of %zu bytes on %s failed here: %s",

@@ -17,9 +17,10 @@
  *  3. each push tells its destination (the segment's counter and the total)
  *     and the inner node it read (its forwards); a rank returns once all
  *     its segments landed and its forwards ended, the root once its
- *     operations ended (a slotted call's ranks sooner: coll_loom_bcast_stage.c,
- *     coll_loom_bcast_flight.c, coll_loom_bcast_leaf.c).  When a push fails, the notices of it say so and the
- *     root's OUTCOME counter at every rank too: each releases its counters,
+ *     operations ended (a slotted call's root and inner nodes sooner:
+ *     coll_loom_bcast_stage.c, coll_loom_bcast_flight.c,
+ *     coll_loom_bcast_leaf.c).  When a push fails, the notices of it say so
+ *     and the root's OUTCOME counter at every rank too: each releases its counters,
  *     which cancels the pushes waiting there, and returns an error once the
  *     root says that nothing of the call can still move
  *     (coll_loom_bcast.h).
@@ -191,8 +192,9 @@ int mca_coll_loom_bcast(void *buff, int count, struct ompi_datatype_t *datatype,
     bool contiguous, slotted;
     int fanout, rc;
 
-    /* the last call's pushes end before any lands in the slots again */
-    mca_coll_loom_bcast_flight_land(module);
+    /* the pushes of the call before the last end before this call's land
+     * in the slots they filled, or its data is copied into their stage */
+    mca_coll_loom_bcast_flight_land(module, 1);
     mca_coll_loom_bcast_slots_settle(module);
     ompi_datatype_type_size(datatype, &type_size);
     bytes = type_size * (size_t)(count > 0 ? count : 0);

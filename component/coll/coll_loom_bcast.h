@@ -125,9 +125,10 @@ mca_coll_loom_call_t *mca_coll_loom_bcast_flight_new(mca_coll_loom_call_t *call)
  * flight). */
 bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight);
 void mca_coll_loom_bcast_flight_free(mca_coll_loom_call_t *flight);
-/* The module's flight, if any, ended here (each broadcast's start, the
- * module's end). */
-void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module);
+/* The module's flights but the newest keep ended here: each broadcast's
+ * start keeps one (the last call's, whose slots and stage it does not
+ * write), MPI_Comm_free and the module's end none. */
+void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module, unsigned keep);
 
 
 #endif

@@ -8,8 +8,10 @@
  * forwarded to their children), end after the root returned: the call's
  * state, kept on the heap from the start, is a flight of the module
  * (coll_loom.h), which ends it
- *  - at the start of the next broadcast on the communicator (before the
- *    stage or any slot is written again),
+ *  - at the start of the next broadcast on the communicator but one: that
+ *    call's pushes fill the other half of the slots and its data goes to
+ *    the other half of the stage, so the last call's may still end while
+ *    the next is pushed (at most two flights per communicator),
  *  - at MPI_Comm_free and at the module's end, and
  *  - meanwhile from Open MPI's progress, wherever the process is: a flight
  *    whose push failed tells the ranks (OUTCOME FAILED, then ENDED once
@@ -89,8 +91,8 @@ static int mca_coll_loom_flights_progress(void)
             link = &flight->next;
             continue;
         }
-        *link                  = flight->next;
-        flight->module->flight = NULL;
+        *link = flight->next;
+        --flight->module->flights;
         --mca_coll_loom_flights_count;
         mca_coll_loom_bcast_flight_free(flight);
         ++ended;
@@ -99,36 +101,46 @@ static int mca_coll_loom_flights_progress(void)
     return ended;
 }
 
-/* The module's flight out of the progress callback's reach, or NULL. */
-static mca_coll_loom_call_t *mca_coll_loom_flight_detach(mca_coll_loom_module_t *module)
+/* The module's flights but its newest keep (the list is newest first), out
+ * of the progress callback's reach: a list of them, or NULL. */
+static mca_coll_loom_call_t *mca_coll_loom_flights_detach(mca_coll_loom_module_t *module,
+                                                          unsigned keep)
 {
-    mca_coll_loom_call_t **link, *flight;
+    mca_coll_loom_call_t **link, *flight, *detached = NULL;
+    unsigned seen = 0;
 
     opal_mutex_lock(&mca_coll_loom_flights_lock);
-    flight = module->flight;
-    for (link = &mca_coll_loom_flights; NULL != flight && NULL != *link; link = &(*link)->next) {
-        if (*link == flight) {
-            *link = flight->next;
-            --mca_coll_loom_flights_count;
-            break;
+    for (link = &mca_coll_loom_flights; NULL != (flight = *link);) {
+        if (flight->module != module || seen++ < keep) {
+            link = &flight->next;
+            continue;
         }
+        *link        = flight->next;
+        flight->next = detached;
+        detached     = flight;
+        --module->flights;
+        --mca_coll_loom_flights_count;
     }
-    module->flight = NULL;
     opal_mutex_unlock(&mca_coll_loom_flights_lock);
-    return flight;
+    return detached;
 }
 
-void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module)
+void mca_coll_loom_bcast_flight_land(mca_coll_loom_module_t *module, unsigned keep)
 {
-    mca_coll_loom_call_t *flight;
+    mca_coll_loom_call_t *flight, *next;
+    int64_t since = 0;
 
-    if (NULL == module->flight || NULL == (flight = mca_coll_loom_flight_detach(module))) {
+    /* only this thread adds the module's flights: fewer, and it has none to land */
+    if (module->flights <= keep) {
         return;
     }
-    while (!mca_coll_loom_flight_step(flight)) {
-        mca_coll_loom_wait_step();
+    for (flight = mca_coll_loom_flights_detach(module, keep); NULL != flight; flight = next) {
+        next = flight->next;
+        while (!mca_coll_loom_flight_step(flight)) {
+            mca_coll_loom_wait_step(&since);
+        }
+        mca_coll_loom_bcast_flight_free(flight);
     }
-    mca_coll_loom_bcast_flight_free(flight);
 }
 
 bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight)
@@ -149,13 +161,13 @@ bool mca_coll_loom_bcast_flight_go(mca_coll_loom_call_t *flight)
                                             opal_progress_register(mca_coll_loom_flights_progress));
     }
     mca_coll_loom_count(&mca_coll_loom_stats.bcast_flights);
-    module->flight = flight;
-    flight->next   = mca_coll_loom_flights;
+    ++module->flights;
+    flight->next = mca_coll_loom_flights; /* the newest first */
     mca_coll_loom_flights = flight;
     ++mca_coll_loom_flights_count;
     opal_mutex_unlock(&mca_coll_loom_flights_lock);
     if (!mca_coll_loom_flights_registered) {
-        mca_coll_loom_bcast_flight_land(module); /* without the callback: ended here */
+        mca_coll_loom_bcast_flight_land(module, 0); /* without the callback: ended here */
     }
     return true;
 }

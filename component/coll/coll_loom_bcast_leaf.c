@@ -78,6 +78,7 @@ static int mca_coll_loom_bcast_await(const mca_btl_loom_coll_api_t *api, uint64_
                                      unsigned count, unsigned segments, uint64_t forwards,
                                      bool keep, bool *kept)
 {
+    int64_t since = 0;
     uint64_t outcome;
     bool failed = false;
 
@@ -103,7 +104,7 @@ static int mca_coll_loom_bcast_await(const mca_btl_loom_coll_api_t *api, uint64_
             failed = true;
             (void)api->counters_release(first + MCA_COLL_LOOM_BCAST_TOTAL, count - 1);
         }
-        mca_coll_loom_wait_step();
+        mca_coll_loom_wait_step(&since);
     }
     (void)api->counters_release(first, failed ? 1 : count);
     if (MCA_COLL_LOOM_OUTCOME_FALL_BACK == outcome) {

@@ -109,7 +109,7 @@ static int mca_coll_loom_slots_comm_freed(MPI_Comm comm, int keyval, void *value
     module->slots.hooked = false;
     /* the flight too, here rather than in the module's destructor, which
      * may run inside progress (a last reference dropped by a request) */
-    mca_coll_loom_bcast_flight_land(module);
+    mca_coll_loom_bcast_flight_land(module, 0);
     mca_coll_loom_bcast_slots_settle(module);
     return MPI_SUCCESS;
 }

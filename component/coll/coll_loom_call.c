@@ -17,6 +17,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 void mca_coll_loom_call_init(mca_coll_loom_call_t *call, mca_coll_loom_module_t *module,
@@ -174,31 +175,48 @@ int mca_coll_loom_tell(mca_coll_loom_call_t *call, int32_t word)
     return mca_coll_loom_send_word(call, word, NULL);
 }
 
-/* btl_loom_yield_after 0 asks loom never to yield a rank's core: coll
- * loom's waits keep to it too (read once: btl loom registered it before
- * any communicator had a collective). */
-static bool mca_coll_loom_yields(void)
+/* How long a wait spins before it yields: btl_loom_yield_after, the
+ * engine's own idle time before a yield (0: never yield; read once: btl
+ * loom registered it before any communicator had a collective). */
+static int64_t mca_coll_loom_spin_ns(void)
 {
-    static int yields = -1;
+    static int64_t spin_ns = -1;
     const int *value = NULL;
     int index;
 
-    if (yields < 0) {
-        yields = !(OPAL_SUCCESS == mca_base_var_find_by_name("btl_loom_yield_after", &index) &&
+    if (spin_ns < 0) {
+        spin_ns = (OPAL_SUCCESS == mca_base_var_find_by_name("btl_loom_yield_after", &index) &&
                    OPAL_SUCCESS == mca_base_var_get_value(index, &value, NULL, NULL) &&
-                   NULL != value && 0 == *value);
+                   NULL != value && *value >= 0) ? (int64_t)*value * 1000 : 50000;
     }
-    return 1 == yields;
+    return spin_ns;
 }
 
-/* The yield first: the caller checks what it waits for right after
- * progress found it, where a yield after it handed the core to a rank that
- * spun until its time slice ended (a root saw its pushes end 130 us into a
- * 16 KiB broadcast on the virtual cluster and returned 200 us in). */
-void mca_coll_loom_wait_step(void)
+static int64_t mca_coll_loom_now_ns(void)
 {
-    if (mca_coll_loom_yields()) {
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void mca_coll_loom_wait_step(int64_t *since)
+{
+    int64_t spin_ns = mca_coll_loom_spin_ns();
+
+    /* the yield before progress: the caller checks what it waits for right
+     * after progress found it (a yield after it handed the core to a rank
+     * that spun until its time slice ended) */
+    if (spin_ns > 0 && NULL == since) {
         sched_yield();
+    } else if (spin_ns > 0) {
+        int64_t now = mca_coll_loom_now_ns();
+
+        if (0 == *since) {
+            *since = now;
+        } else if (now - *since >= spin_ns) {
+            sched_yield();
+        }
     }
     opal_progress();
 }
@@ -223,7 +241,7 @@ int mca_coll_loom_drain(mca_coll_loom_call_t *call)
             told = true;
             continue;
         }
-        mca_coll_loom_wait_step();
+        mca_coll_loom_wait_step(NULL);
     }
     if (NULL != reqs) {
         for (v = 0; v < call->size; ++v) {

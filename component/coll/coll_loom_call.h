@@ -117,14 +117,20 @@ int mca_coll_loom_exchange_bare(mca_coll_loom_call_t *call, size_t msg_size);
  * says done.  A rank sends it once its own operations ended. */
 int mca_coll_loom_words(mca_coll_loom_call_t *call, int32_t *words,
                         struct ompi_request_t **reqs);
-/* One step of a wait for other ranks: progress, then the core to whoever
- * else may run on it (sched_yield: back at once where nobody may).  Such a
- * wait is for another rank's progress, and where ranks share cores (4 ranks
- * on 2 on the virtual cluster) spinning kept the rank waited for off its
- * core: a forced 16 KiB broadcast on 4 ranks took 0.51 ms when only the
- * engine yielded (after btl_loom_yield_after), 0.38-0.45 ms yielding here.
- * Not with btl_loom_yield_after 0 (never yield). */
-void mca_coll_loom_wait_step(void);
+/* One step of a wait for other ranks: progress, and first the core to
+ * whoever else may run on it (sched_yield: back at once where nobody may);
+ * with since (when the wait began, 0 before its first step), only once it
+ * waited btl_loom_yield_after us.  Such a wait is for another rank's
+ * progress, and where ranks share cores (4 ranks on 2 on the virtual
+ * cluster) spinning kept the rank waited for off its core: an allgather
+ * took 7-30% longer spinning first, a forced 4 MiB broadcast 8.6 ms
+ * spinning throughout and 6.1-6.9 ms yielding.  A broadcast's rank waits
+ * for data pushed to it, which comes within tens of us in a small call:
+ * yielding from its first step cost a 16 KiB one 132 us where it took 35
+ * spinning first (docs/perf/2026-12-07-stage.md), and the engine's own
+ * yield after that idle time does not do for it: a rank whose pushes still
+ * move is not idle.  Never with btl_loom_yield_after 0. */
+void mca_coll_loom_wait_step(int64_t *since);
 /* Counts a call coll loom ran (pvars): carried, fallen back or failed by
  * rc; returns rc. */
 int mca_coll_loom_counted(int rc, int64_t *carried);

@@ -36,7 +36,7 @@ static void mca_coll_loom_module_construct(mca_coll_loom_module_t *module)
     module->staging_size      = 0;
     module->choices           = NULL;
     memset(&module->slots, 0, sizeof(module->slots));
-    module->flight            = NULL;
+    module->flights           = 0;
 }
 
 static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
@@ -53,7 +53,7 @@ static void mca_coll_loom_module_destruct(mca_coll_loom_module_t *module)
     if (NULL != module->next_allgather_module) {
         OBJ_RELEASE(module->next_allgather_module);
     }
-    mca_coll_loom_bcast_flight_land(module);
+    mca_coll_loom_bcast_flight_land(module, 0);
     mca_coll_loom_bcast_slots_free(module);
     free(module->staging);
     free(module->names);

@@ -175,7 +175,7 @@ static bool mca_coll_loom_landed(mca_coll_loom_reduction_t *red, int rank, unsig
     const mca_coll_loom_pull_t *pull = mca_coll_loom_pull_of(red, rank, s);
 
     while (!*(volatile const bool *)&pull->ended && LOOM_OK == red->call.failure) {
-        mca_coll_loom_wait_step();
+        mca_coll_loom_wait_step(NULL);
     }
     opal_atomic_rmb();
     return LOOM_OK == red->call.failure;
