@@ -104,7 +104,8 @@ static int mca_coll_loom_bcast_await(const mca_btl_loom_coll_api_t *api, uint64_
             failed = true;
             (void)api->counters_release(first + MCA_COLL_LOOM_BCAST_TOTAL, count - 1);
         }
-        mca_coll_loom_wait_step(&since);
+        /* a slotted call's data comes at once: spun for before a yield */
+        mca_coll_loom_wait_step(keep ? &since : NULL);
     }
     (void)api->counters_release(first, failed ? 1 : count);
     if (MCA_COLL_LOOM_OUTCOME_FALL_BACK == outcome) {

@@ -125,11 +125,12 @@ int mca_coll_loom_words(mca_coll_loom_call_t *call, int32_t *words,
  * cluster) spinning kept the rank waited for off its core: an allgather
  * took 7-30% longer spinning first, a forced 4 MiB broadcast 8.6 ms
  * spinning throughout and 6.1-6.9 ms yielding.  A broadcast's rank waits
- * for data pushed to it, which comes within tens of us in a small call:
+ * for data pushed to it, which comes within tens of us in a slotted call:
  * yielding from its first step cost a 16 KiB one 132 us where it took 35
  * spinning first (docs/perf/2026-12-07-stage.md), and the engine's own
  * yield after that idle time does not do for it: a rank whose pushes still
- * move is not idle.  Never with btl_loom_yield_after 0. */
+ * move is not idle.  A larger broadcast's waits yield at once (its chain
+ * was 10-20% slower spinning first).  Never with btl_loom_yield_after 0. */
 void mca_coll_loom_wait_step(int64_t *since);
 /* Counts a call coll loom ran (pvars): carried, fallen back or failed by
  * rc; returns rc. */
