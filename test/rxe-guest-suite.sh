@@ -58,7 +58,10 @@ wide="test_collectives test_bcast"
 thread=OMPI_MCA_btl_loom_progress_thread=1
 # where streaming stores take checked writes: tcp only (rc_verbs has none)
 tcp_only="LOOM_EXPECT_STREAMED=1 LOOM_EXPECT_STREAMED=some"
-two_rails_leave_out="$tcp_only test_datatypes test_any_source test_alltoall test_pvars test_rcache test_spawn test_sizes/$thread test_many_outstanding/$thread"
+# The 32 threads' broadcasts (each 200 s here) run at 4 ranks only, below,
+# where a late push of theirs showed over rc_verbs; the host runs both.
+threads32=test_bcast/LOOM_BCAST_THREADS=32
+two_rails_leave_out="$tcp_only test_datatypes test_any_source test_alltoall test_pvars test_rcache test_spawn test_sizes/$thread test_many_outstanding/$thread $threads32"
 variants="OMPI_MCA_btl_loom_block_when_idle=1 OMPI_MCA_coll_loom_bcast_fanout=1 OMPI_MCA_btl_loom_eager_limit=512"
 # The emulated NICs are the guest's CPU: with the host busy (the test command
 # runs the host's tests meanwhile) one rail can stall for seconds while the
