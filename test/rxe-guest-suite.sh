@@ -49,8 +49,9 @@ measure() {
 surface="test_p2p_modes test_collectives test_bcast test_allreduce test_allgather test_spawn test_threads test_large test_osc_atomics"
 wide="test_collectives test_bcast"
 # Variants the two-rail pass at 2 ranks runs already, or the host does: the
-# progress thread, the idle blocking, the broadcast as a chain, and the
-# broadcast slots sent by rendezvous (a low eager limit).
+# progress thread, the idle blocking, the broadcast as a chain, the
+# broadcast slots sent by rendezvous (a low eager limit), and broadcasts
+# without slots (the 4-rank run's calls above 256 KiB go that way).
 # test_idle_block runs on two rails with the default rings, where its
 # waiting rank must poll a ring (a write into it wakes no sleeper) until the
 # ring's writer drops it, asked by the wait; not where rings change phase
@@ -62,7 +63,7 @@ tcp_only="LOOM_EXPECT_STREAMED=1 LOOM_EXPECT_STREAMED=some"
 # where a late push of theirs showed over rc_verbs; the host runs both.
 threads32=test_bcast/LOOM_BCAST_THREADS=32
 two_rails_leave_out="$tcp_only test_datatypes test_any_source test_alltoall test_pvars test_rcache test_spawn test_sizes/$thread test_many_outstanding/$thread $threads32"
-variants="OMPI_MCA_btl_loom_block_when_idle=1 OMPI_MCA_coll_loom_bcast_fanout=1 OMPI_MCA_btl_loom_eager_limit=512"
+variants="OMPI_MCA_btl_loom_block_when_idle=1 OMPI_MCA_coll_loom_bcast_fanout=1 OMPI_MCA_btl_loom_eager_limit=512 OMPI_MCA_coll_loom_bcast_eager_max=0"
 # The emulated NICs are the guest's CPU: with the host busy (the test command
 # runs the host's tests meanwhile) one rail can stall for seconds while the
 # other delivers, which the rail watch takes for a dead rail after
