@@ -102,12 +102,17 @@ flap() {
 # chunks: nothing else is striped here), pushes asked for.  Messages stay on
 # rail0: were one on rail1 as it went, every rank would wait for that one
 # message, no chunk would be on the rail, and it would be sent again instead
-# (seen once under load in CI).  $1: output file
+# (seen once under load in CI).  Segments of 256 KiB, each push cut into
+# chunks over both rails: a push below the stripe threshold goes whole on
+# the rail expected to finish it first, and under load (the test command's
+# rxe guest beside it) that left rail1 without a chunk as it went.  $1:
+# output file
 bcast_flap() {
     local out=$1 job rc failovers resent pushes ok=0
     vcluster_mpirun 120 --mca btl_loom_rails tcp:rail0,tcp:rail1 \
         --mca btl_loom_am_rail 0 --mca coll loom,tuned,basic,libnbc,self \
         --mca coll_loom_bcast_min_procs 2 --mca coll_loom_bcast_min 65536 --mca coll_loom_select 0 \
+        --mca coll_loom_bcast_segment 262144 \
         "$bindir/test_bcast_failover" -t 10 >"$out" 2>&1 &
     job=$!
     wait_started "$out"
