@@ -74,6 +74,9 @@ typedef struct mca_coll_loom_stats {
 extern mca_coll_loom_stats_t mca_coll_loom_stats;
 void mca_coll_loom_pvars_register(void);
 void mca_coll_loom_count(int64_t *counter);
+/* CLOCK_MONOTONIC in ns: the waits' spin (coll_loom_call.c) and the
+ * measured selection's timings (coll_loom_select.c). */
+int64_t mca_coll_loom_now_ns(void);
 
 /* A rank's buffer as the root learns it. */
 typedef struct mca_coll_loom_dest {

@@ -5,9 +5,9 @@
  * and returns once the pushes are issued, as an eager send returns: every
  * push ends in the call's flight (coll_loom_bcast_flight.c).  Calls take
  * two stages in turn: the next call copies into the other while the last
- * one's pushes end, and the call after it lands that flight first.  Waiting for its
- * own pushes' acknowledgements instead made the root wait for every child
- * to run: on the virtual cluster (4 ranks on 2 cores) a child that was not
+ * one's pushes end, and the call after it lands that flight first.
+ * Waiting for its own pushes' acknowledgements instead made the root wait
+ * for every child to run: on the virtual cluster (4 ranks on 2 cores) a child that was not
  * scheduled held a 16 KiB broadcast at the root for 100-400 us, where
  * coll tuned's root had returned (docs/perf/2026-12-07-stage.md).  The copy
  * is at most coll_loom_bcast_eager_max bytes.

@@ -84,17 +84,12 @@ void mca_coll_loom_op_end(loom_op_t *op, int status)
     ++call->ended;
 }
 
-size_t mca_coll_loom_count_read(const size_t *count)
-{
-    size_t value = *(volatile const size_t *)count;
-
-    opal_atomic_rmb(); /* what the callbacks wrote before */
-    return value;
-}
-
 size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call)
 {
-    return mca_coll_loom_count_read(&call->ended);
+    size_t ended = *(volatile const size_t *)&call->ended;
+
+    opal_atomic_rmb(); /* what the callbacks wrote before */
+    return ended;
 }
 
 void mca_coll_loom_issue(mca_coll_loom_call_t *call, loom_op_t *op, loom_op_cb_t cb,
@@ -192,7 +187,7 @@ static int64_t mca_coll_loom_spin_ns(void)
     return spin_ns;
 }
 
-static int64_t mca_coll_loom_now_ns(void)
+int64_t mca_coll_loom_now_ns(void)
 {
     struct timespec now;
 

@@ -80,11 +80,8 @@ void mca_coll_loom_op_end(loom_op_t *op, int status);
  * it (op->user is the call), at once when the push is refused. */
 void mca_coll_loom_issue(mca_coll_loom_call_t *call, loom_op_t *op, loom_op_cb_t cb,
                          const loom_push_args_t *args);
-/* A count the operations' callbacks add to, read with what they wrote
- * before it (call->failure): callbacks run in whichever thread progresses
- * loom. */
-size_t mca_coll_loom_count_read(const size_t *count);
-/* The operations ended so far (mca_coll_loom_count_read). */
+/* The operations ended so far, read with what their callbacks wrote before
+ * (call->failure): callbacks run in whichever thread progresses loom. */
 size_t mca_coll_loom_ended(const mca_coll_loom_call_t *call);
 /* A push of this rank's memory (its buffer from) into rank to's (dest), at
  * the same offset in both, as the call's next operation. */

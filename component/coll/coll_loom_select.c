@@ -18,17 +18,13 @@
 #include "opal/util/output.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 static const char *const mca_coll_loom_op_names[MCA_COLL_LOOM_OPS] = {
     "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather"};
 
 static double mca_coll_loom_now_us(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    return (double)mca_coll_loom_now_ns() / 1e3;
 }
 
 /* The decision on every rank: counted, and said at verbose 10. */
