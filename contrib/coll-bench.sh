@@ -15,9 +15,12 @@
 #                     rank per node, --bind-to none (needs root)
 #   --where node      --np ranks on this machine, btl self,loom on tcp:lo
 #   --mbit M          (cluster) shape each rail to M mbit/s (0: unshaped)
+#   --cores LIST      (cluster) rank r on core r of LIST (contrib/rank-core.sh),
+#                     e.g. 0,1,0,1: which ranks share a core decides the time
+#                     of a large broadcast more than the stack does here
 #
 # usage: contrib/coll-bench.sh [--where cluster|node] [--nodes N] [--np N]
-#            [--mbit M] [--rounds R] [--min BYTES] [--max BYTES] [--iters I]
+#            [--mbit M] [--cores LIST] [--rounds R] [--min BYTES] [--max BYTES] [--iters I]
 #            [--only "bench_bcast ..."] [--barrier 0|1] [--bindir DIR] [--out DIR]
 # defaults: cluster, 4 nodes, 8 ranks, unshaped, 3 rounds, 64 KiB to 4 MiB,
 # the benchmark's own iterations; build/bench/mpi; ./coll-results.  loom's
@@ -36,9 +39,10 @@ rounds=3
 min=65536
 max=4194304
 iters=
+cores=
 barrier=1
 only="bench_bcast bench_reduce bench_allreduce bench_allgather"
-usage="usage: $0 [--where cluster|node] [--nodes N] [--np N] [--mbit M] [--rounds R] \
+usage="usage: $0 [--where cluster|node] [--nodes N] [--np N] [--mbit M] [--cores LIST] [--rounds R] \
 [--min BYTES] [--max BYTES] [--iters I] [--only \"PROGRAMS\"] [--barrier 0|1] [--bindir DIR] \
 [--out DIR]"
 while [ $# -gt 0 ]; do
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     --nodes) nodes=$2 ;;
     --np) np=$2 ;;
     --mbit) mbit=$2 ;;
+    --cores) cores=$2 ;;
     --rounds) rounds=$2 ;;
     --min) min=$2 ;;
     --max) max=$2 ;;
@@ -61,6 +66,9 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 case "$where$barrier" in cluster[01]|node[01]) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$where,$cores" in cluster,*|node,) ;; *) echo "coll-bench: --cores is for --where cluster" >&2; exit 2 ;; esac
+pin=()
+[ -n "$cores" ] && pin=("$src/contrib/rank-core.sh" "$cores")
 for n in "$nodes" "$np" "$mbit" "$rounds" "$min" "$max" ${iters:+"$iters"}; do
     case "$n" in ''|*[!0-9]*) echo "coll-bench: not a number: $n" >&2; exit 2 ;; esac
 done
@@ -79,7 +87,7 @@ if [ "$where" = cluster ]; then
             -x OMPI_MCA_mca_base_component_path --mca pml ob1)
     loom_btl="--mca btl self,loom --mca btl_loom_rails tcp:rail0,tcp:rail1"
     tcp_btl="--mca btl self,tcp --mca btl_tcp_if_include rail0,rail1"
-    shape="$nodes nodes x 2 tcp rails, $( [ "$mbit" -gt 0 ] && echo "$mbit mbit/s each" || echo unshaped), one rank per node, --bind-to none"
+    shape="$nodes nodes x 2 tcp rails, $( [ "$mbit" -gt 0 ] && echo "$mbit mbit/s each" || echo unshaped), one rank per node, --bind-to none${cores:+, ranks on cores $cores}"
 else
     mkdir -p "$out"
     launch=(mpirun -np "$np" --oversubscribe --mca oob_tcp_if_include lo --mca pml ob1)
@@ -106,8 +114,8 @@ config_args() {
 for ((r = 1; r <= rounds; r++)); do
     for prog in $only; do
         for c in $configs; do
-            # shellcheck disable=SC2046 # the arguments are words
-            cmd=("${launch[@]}" $(config_args "$c") "$bindir/$prog" -s "$min" -m "$max"
+            # shellcheck disable=SC2046,SC2207 # the arguments are words
+            cmd=("${launch[@]}" $(config_args "$c") "${pin[@]}" "$bindir/$prog" -s "$min" -m "$max"
                  -b "$barrier" ${iters:+-i "$iters"})
             echo "${cmd[*]}" >>"$out/commands.txt"
             timeout 900 "${cmd[@]}" >"$out/$prog.$c.$r.txt" 2>&1 ||
