@@ -126,10 +126,9 @@ static void leaver_body(unit_ctx_t *ctx)
               ctx->log_text);
     unit_send_u64(ctx, GONE);
 
-    /* the parent's checks, then the two barriers of its teardown */
+    /* the parent's checks, then its teardown's wait for both sides idle */
     unit_barrier(ctx);
-    unit_barrier(ctx);
-    unit_barrier(ctx);
+    unit_side_idle(ctx);
     free(dst);
     close(ctx->sock);
     exit(0);

@@ -593,12 +593,38 @@ static void unit_side_setup(unit_ctx_t *ctx, const unit_options_t *options)
     unit_barrier(ctx);
 }
 
+/*
+ * A barrier progresses, and an engine's own work may start in it (an answer
+ * to the other side's late announcement of a rail coming back, on a loaded
+ * machine), so each side samples its ops after the barrier and they wait
+ * again until both sampled none; the samples go without progress, so
+ * nothing starts between sample and check.  An op that never ends still
+ * fails the wait.
+ */
+void unit_side_idle(unit_ctx_t *ctx)
+{
+    uint64_t mine, theirs;
+    int rounds = 0;
+
+    for (;;) {
+        unit_barrier(ctx);
+        UNIT_WAIT(ctx, NULL == ctx->engine || 0 == loom_engine_outstanding(ctx->engine));
+        unit_barrier(ctx);
+        mine = (NULL == ctx->engine) ? 0 : loom_engine_outstanding(ctx->engine);
+        unit_send_u64(ctx, mine);
+        unit_recv_noprogress(ctx, &theirs, sizeof(theirs));
+        if (0 == mine && 0 == theirs) {
+            return;
+        }
+        CHECK_MSG(++rounds < 10, "ops still started after 10 rounds of both sides idle "
+                  "(%llu here, %llu there)", (unsigned long long)mine,
+                  (unsigned long long)theirs);
+    }
+}
+
 static void unit_side_teardown(unit_ctx_t *ctx)
 {
-    unit_barrier(ctx);
-    UNIT_WAIT(ctx, 0 == loom_engine_outstanding(ctx->engine));
-    /* Nothing of ours is in flight; wait for the other side to be idle too. */
-    unit_barrier(ctx);
+    unit_side_idle(ctx);
     if (NULL != ctx->peer) {
         CHECK_UEQ(loom_peer_outstanding(ctx->peer), 0);
         loom_peer_disconnect(ctx->peer);

@@ -179,6 +179,9 @@ void     unit_send_u64(unit_ctx_t *ctx, uint64_t value);
 uint64_t unit_recv_u64(unit_ctx_t *ctx);
 /* Both processes reach the barrier (progressing meanwhile). */
 void unit_barrier(unit_ctx_t *ctx);
+/* Both sides idle at once (the teardown's first step); a side whose engine
+ * is gone (NULL) takes part with nothing outstanding. */
+void unit_side_idle(unit_ctx_t *ctx);
 /* This process stops progressing until the other says go (unit_send_u64(ctx,
  * 1)): what the other sends meanwhile stays unread (a TCP put lands only
  * while its target progresses).  The other waits for it to hold with
