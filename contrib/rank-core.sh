@@ -12,6 +12,7 @@
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 LIST program [arguments]" >&2; exit 2; }
 IFS=, read -r -a cores <<<"$1"
+[ ${#cores[@]} -gt 0 ] || { echo "rank-core: no core in LIST '$1'" >&2; exit 2; }
 shift
 rank=${OMPI_COMM_WORLD_RANK:?rank-core: not started by mpirun (no OMPI_COMM_WORLD_RANK)}
 core=${cores[$((rank % ${#cores[@]}))]}
