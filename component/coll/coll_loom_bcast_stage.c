@@ -7,10 +7,11 @@
  * two stages in turn: the next call copies into the other while the last
  * one's pushes end, and the call after it lands that flight first.
  * Waiting for its own pushes' acknowledgements instead made the root wait
- * for every child to run: on the virtual cluster (4 ranks on 2 cores) a child that was not
- * scheduled held a 16 KiB broadcast at the root for 100-400 us, where
- * coll tuned's root had returned (docs/perf/2026-12-07-stage.md).  The copy
- * is at most coll_loom_bcast_eager_max bytes.
+ * for every child to run: on the virtual cluster (4 ranks on 2 cores) a
+ * child that was not scheduled held a 16 KiB broadcast at the root for
+ * 100-400 us, where coll tuned's root had returned
+ * (docs/perf/2026-12-07-stage.md).  The copy is at most
+ * coll_loom_bcast_eager_max bytes.
  */
 #include "coll_loom_bcast.h"
 
