@@ -74,6 +74,7 @@ bool loom_wire_hdr_check(loom_rail_t *rail, const void *data, size_t length,
                          uint8_t type, size_t min_length);
 int  loom_wire_to_rc(uint32_t status);
 uint32_t loom_rc_to_wire(int rc);
+const char *loom_wire_status_str(uint32_t status);
 
 /* address.c */
 int  loom_address_pack(loom_engine_t *engine);

@@ -52,6 +52,18 @@ int loom_wire_to_rc(uint32_t status)
     }
 }
 
+/* What a refusal said, for the log: both kinds of key map to one error,
+ * whose text cannot tell a region never (or no longer) registered from a
+ * key of an earlier incarnation. */
+const char *loom_wire_status_str(uint32_t status)
+{
+    switch (status) {
+    case LOOM_WIRE_UNKNOWN_KEY: return "remote key refused (unknown: its region is not registered)";
+    case LOOM_WIRE_STALE_KEY:   return "remote key refused (stale: of an earlier incarnation)";
+    default:                    return loom_strerror(loom_wire_to_rc(status));
+    }
+}
+
 uint32_t loom_rc_to_wire(int rc)
 {
     switch (rc) {

@@ -33,9 +33,10 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
 void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *notices,
                             uint64_t request_id, uint64_t length, int rc);
 /* Our push request's answer (PUSH_DONE, or our own serve's end): the op it
- * names completes, if it still waits for exactly that. */
+ * names completes, if it still waits for exactly that; why: what the log
+ * says of a refusal. */
 void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_t request_id,
-                        uint64_t length, int rc);
+                        uint64_t length, int rc, const char *why);
 void loom_rdma_complete(loom_op_t *op, int rc);
 /* What the UCT call that ends an operation (a get, a flush) returned:
  * completed now, waiting on the rail (stage WAIT, tracked), or as an error

@@ -369,14 +369,16 @@ ucs_status_t loom_push_done_recv(void *arg, void *data, size_t length, unsigned 
 {
     loom_rail_t *rail = arg;
     loom_wire_push_done_t done;
+    uint32_t status;
 
     (void)flags;
     if (!loom_wire_hdr_check(rail, data, length, LOOM_WIRE_PUSH_DONE, sizeof(done))) {
         return UCS_OK;
     }
     memcpy(&done, data, sizeof(done));
+    status = loom_from_le32(done.status);
     loom_push_answered(rail->engine, rail->index, loom_from_le64(done.sender),
                        loom_from_le64(done.request_id), loom_from_le64(done.length),
-                       loom_wire_to_rc(loom_from_le32(done.status)));
+                       loom_wire_to_rc(status), loom_wire_status_str(status));
     return UCS_OK;
 }

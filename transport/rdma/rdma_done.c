@@ -46,7 +46,8 @@ void loom_push_done_send(loom_engine_t *engine, uint64_t notify_name, int rail,
     loom_wire_push_done_t done;
 
     if (notify_name == engine->config.name) {
-        loom_push_answered(engine, -1, notify_name, request_id, length, rc); /* ours */
+        loom_push_answered(engine, -1, notify_name, request_id, length, rc,
+                           loom_strerror(rc)); /* ours */
         return;
     }
     if (NULL == notify) {
@@ -114,7 +115,7 @@ void loom_push_notices_send(loom_engine_t *engine, const loom_serve_notices_t *n
 }
 
 void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_t request_id,
-                        uint64_t length, int rc)
+                        uint64_t length, int rc, const char *why)
 {
     loom_op_t *op = loom_hash_get(&engine->requests, request_id);
     bool local = rail < 0;
@@ -141,11 +142,11 @@ void loom_push_answered(loom_engine_t *engine, int rail, uint64_t owner, uint64_
     }
     if (LOOM_OK != rc && LOOM_ERR_IO != rc && op->notify == engine->config.name) {
         loom_log(engine, LOOM_LOG_ERROR, "peer %#llx refused our get of %zu bytes: %s",
-                 (unsigned long long)op->peer->name, op->length, loom_strerror(rc));
+                 (unsigned long long)op->peer->name, op->length, why);
     } else if (LOOM_OK != rc && LOOM_ERR_IO != rc) {
         loom_log(engine, LOOM_LOG_ERROR, "%s refused our push of %zu bytes to %#llx: %s",
                  local ? "this process" : "the owner", op->length,
-                 (unsigned long long)op->notify, loom_strerror(rc));
+                 (unsigned long long)op->notify, why);
     }
     loom_rdma_complete(op, rc);
 }
