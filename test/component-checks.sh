@@ -32,7 +32,7 @@ for p in rails max_rails verbose atomics connect_to_ep tcp_seg_size stripe_thres
          eager_idle_shrink eager_budget eager_ack_timeout eager_cycle \
          rcache_size rcache_regions rcache_idle push_counters push_waiting zcopy_threshold \
          yield_after block_when_idle block_after tcp_trust_network tcp_stream_copy \
-         tcp_stream_reuse; do
+         tcp_stream_reuse tcp_sockbuf; do
     grep -q "^mca:btl:loom:param:btl_loom_$p:" <<<"$params"
     check "ompi_info lists btl_loom_$p" $?
 done
@@ -124,6 +124,17 @@ run_bad "thresholds must grow" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_
 run_bad "btl_loom_eager_ack_timeout" --mca btl_loom_rails tcp:lo --mca btl_loom_eager_ack_timeout 1
 run_bad "invalid value 100 for MCA parameter btl_loom_zcopy_threshold" --mca btl_loom_rails tcp:lo \
     --mca btl_loom_zcopy_threshold 100
+run_bad "invalid value 1000 for MCA parameter btl_loom_tcp_sockbuf" --mca btl_loom_rails tcp:lo \
+    --mca btl_loom_tcp_sockbuf 1000
+# socket buffers beyond what the kernel allows: the job runs, and loom says
+# what it got (net.core.wmem_max is far below 1 GiB on any machine)
+out=$(timeout -k 10 60 "$mpirun" "${root_args[@]}" -np 2 --mca oob_tcp_if_include lo \
+      --mca btl_tcp_if_include lo --mca pml ob1 --mca btl self,loom --mca btl_loom_rails tcp:lo \
+      --mca btl_loom_tcp_sockbuf 1073741824 "$bindir/test_sizes" 2>&1)
+rc=$?
+[ $rc -eq 0 ] && grep -q "^PASS" <<<"$out" &&
+    grep -q "socket buffers of 1073741824 bytes asked, but net.core.wmem_max caps them at" <<<"$out"
+check "btl_loom_tcp_sockbuf above the kernel's bound: test_sizes passes, with a warning (exit $rc)" $?
 
 # coll loom: its parameters listed; a bad value makes it step aside, saying
 # why, and the job's collectives run on the next component

@@ -35,6 +35,7 @@ typedef struct mca_btl_loom_component_t {
     bool  force_connect_to_ep;/* btl_loom_connect_to_ep */
     bool  rails_repeat;       /* btl_loom_rails_repeat */
     int   tcp_seg_size;       /* btl_loom_tcp_seg_size */
+    int   tcp_sockbuf;        /* btl_loom_tcp_sockbuf */
     int   tcp_keepalive;      /* btl_loom_tcp_keepalive, s */
     int   yield_after;        /* btl_loom_yield_after, us */
     bool  progress_thread;    /* btl_loom_progress_thread */

@@ -203,6 +203,7 @@ static mca_btl_base_module_t **mca_btl_loom_component_init(int *num_btls,
     config.force_connect_to_ep = mca_btl_loom_component.force_connect_to_ep;
     config.rails_repeat        = mca_btl_loom_component.rails_repeat;
     config.tcp_seg_size        = (size_t)mca_btl_loom_component.tcp_seg_size;
+    config.tcp_sockbuf         = (size_t)mca_btl_loom_component.tcp_sockbuf;
     config.tcp_keepalive_s     = (unsigned)mca_btl_loom_component.tcp_keepalive;
     config.yield_after_us      = (unsigned)mca_btl_loom_component.yield_after;
     config.trust_network       = mca_btl_loom_component.tcp_trust_network;

@@ -160,6 +160,8 @@ typedef struct loom_engine_config {
     uint64_t      name;         /* this process's unique name */
     bool          force_connect_to_ep; /* test the ep-exchange path on tcp */
     size_t        tcp_seg_size; /* tcp rails: largest message segment, 0 = UCX's */
+    size_t        tcp_sockbuf;  /* tcp rails: each socket's send and receive buffer,
+                                   fixed; 0 = the kernel's autotuning */
     unsigned      tcp_keepalive_s; /* tcp rails: an idle connection whose peer host
                                       does not answer for about this long fails
                                       (kernel keepalive); 0 = UCX's settings */

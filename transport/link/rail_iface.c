@@ -28,9 +28,56 @@ static int loom_rail_config_set(loom_rail_t *rail, uct_iface_config_t *config,
     return LOOM_OK;
 }
 
+/* The kernel's bound on a buffer a socket asks for (net.core.rmem_max or
+ * wmem_max), or 0 where it cannot be read (a network namespace may not
+ * show it). */
+static unsigned long loom_rail_sysctl(const char *path)
+{
+    unsigned long value = 0;
+    FILE *file = fopen(path, "r");
+
+    if (NULL != file) {
+        if (1 != fscanf(file, "%lu", &value)) {
+            value = 0;
+        }
+        fclose(file);
+    }
+    return value;
+}
+
+/* Fixed socket buffers: the kernel takes what it allows, silently, so the
+ * process says it once. */
+static int loom_rail_tcp_sockbuf(loom_rail_t *rail, uct_iface_config_t *config, size_t bytes)
+{
+    static const char *const bounds[][2] = {
+        {"/proc/sys/net/core/wmem_max", "net.core.wmem_max"},
+        {"/proc/sys/net/core/rmem_max", "net.core.rmem_max"}};
+    static bool warned;
+    unsigned long bound;
+    size_t i;
+    int rc;
+
+    rc = loom_rail_config_set(rail, config, "SNDBUF", "%lu", bytes);
+    if (LOOM_OK == rc) {
+        rc = loom_rail_config_set(rail, config, "RCVBUF", "%lu", bytes);
+    }
+    for (i = 0; LOOM_OK == rc && !warned && i < sizeof(bounds) / sizeof(bounds[0]); ++i) {
+        bound = loom_rail_sysctl(bounds[i][0]);
+        if (0 != bound && bound < bytes) {
+            loom_log(rail->engine, LOOM_LOG_WARN, "tcp rails: socket buffers of %zu bytes "
+                     "asked, but %s caps them at %lu", bytes, bounds[i][1], bound);
+            warned = true;
+        }
+    }
+    return rc;
+}
+
 /*
  * TCP carries an active message in one segment: a larger segment lets eager
  * messages grow past UCX's 8 KiB default, saving a rendezvous round trip.
+ * Socket buffers are the kernel's to size unless configured: autotuning
+ * follows each connection's traffic, which on shared cores can leave one
+ * slower after a burst of another kind (docs/perf/2026-12-08-sockbuf.md).
  * (Keepalive is set on the sockets themselves: tcp_liveness.c.)
  */
 static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
@@ -38,7 +85,11 @@ static int loom_rail_tune_tcp(loom_rail_t *rail, uct_iface_config_t *config)
     size_t seg = rail->engine->config.tcp_seg_size;
     int rc = LOOM_OK;
 
-    if (0 != seg) {
+    if (0 != rail->engine->config.tcp_sockbuf) {
+        rc = loom_rail_tcp_sockbuf(rail, config, rail->engine->config.tcp_sockbuf);
+    }
+
+    if (LOOM_OK == rc && 0 != seg) {
         rc = loom_rail_config_set(rail, config, "TX_SEG_SIZE", "%lu", seg);
         /* receive segments must hold what the peer sends */
         if (LOOM_OK == rc) {
