@@ -164,14 +164,14 @@ int mca_btl_loom_params_register(void)
                          "out at once (0: always copy; 512-1073741824)", OPAL_INFO_LVL_5,
                          &c->zcopy_threshold);
     c->tcp_sockbuf = 0;
-    mca_btl_loom_reg_int("tcp_sockbuf", "On tcp rails, every socket's send and receive "
-                         "buffer in bytes, fixed (the kernel doubles it and caps it at "
-                         "net.core.wmem_max and rmem_max; loom warns when it does); 0: the "
-                         "kernel sizes them by each connection's traffic, as btl tcp leaves "
-                         "them by default. Where ranks share cores, a burst of one pattern left "
-                         "later transfers of another on the same connections 1.1-1.35x slower "
-                         "under the kernel's sizing, and not at 1-4 MiB fixed; below the "
-                         "bandwidth-delay product a fixed size slows every large transfer "
+    mca_btl_loom_reg_int("tcp_sockbuf", "On tcp rails, the send and receive buffer size "
+                         "every socket asks for, in bytes, fixed (the kernel caps the request "
+                         "at net.core.wmem_max and rmem_max, loom warns when it does, then "
+                         "doubles it); 0: the kernel sizes them by each connection's traffic, "
+                         "as btl tcp leaves them by default. Where ranks share cores, the "
+                         "kernel's sizing after one pattern of bursts can slow later transfers "
+                         "of another on the same connections; below the bandwidth-delay "
+                         "product a fixed size slows every large transfer "
                          "(0 or 65536-1073741824)", OPAL_INFO_LVL_5, &c->tcp_sockbuf);
     c->tcp_keepalive = 20;
     mca_btl_loom_reg_int("tcp_keepalive", "On tcp rails, seconds after which a connection "

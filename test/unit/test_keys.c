@@ -303,7 +303,7 @@ static void requester_body(unit_ctx_t *ctx)
     expect_refused_get(&st, st.b.base + 4096, st.b.key, st.b.key_size, REG_LEN - 4096,
                        LOOM_ERR_STALE_KEY, "get from a deregistered region (large)");
     /* one error for both, but the log says which the owner found */
-    CHECK(unit_log_contains(ctx, "refused our get of 100 bytes: remote key refused (unknown"));
+    CHECK(unit_log_contains(ctx, "refused our get of 100 bytes: remote key refused (unknown:"));
 
     /* A's key with its epoch changed: all bits, then one. */
     memcpy(key, st.a.key, st.a.key_size);
@@ -316,7 +316,7 @@ static void requester_body(unit_ctx_t *ctx)
     memcpy(key + epoch_at, &epoch, sizeof(epoch));
     expect_refused_get(&st, st.a.base, key, st.a.key_size, 100, LOOM_ERR_STALE_KEY,
                        "get with one epoch bit flipped");
-    CHECK(unit_log_contains(ctx, "refused our get of 100 bytes: remote key refused (stale"));
+    CHECK(unit_log_contains(ctx, "refused our get of 100 bytes: remote key refused (stale:"));
 
     /* Ranges outside A: refused by the requester, before anything is sent. */
     expect_range_refused(&st, st.a.base + REG_LEN, 1, "get starting at the end of the region");

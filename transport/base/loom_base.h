@@ -92,6 +92,10 @@ typedef struct loom_rail_choice {
 int  loom_rails_select(loom_engine_t *engine, const char *spec, int max_rails,
                        loom_rail_choice_t *choices, int *count_p);
 
+/* tcp_bounds.c: net.core.rmem_max (receive) or wmem_max, 0 where it cannot
+ * be read (a network namespace may not show it) */
+unsigned long loom_tcp_buffer_bound(bool receive);
+
 /* tcp_liveness.c */
 void loom_tcp_liveness_init(loom_engine_t *engine);
 int  loom_tcp_liveness_sweep(loom_engine_t *engine);

@@ -59,7 +59,7 @@ const char *loom_wire_status_str(uint32_t status)
 {
     switch (status) {
     case LOOM_WIRE_UNKNOWN_KEY: return "remote key refused (unknown: its region is not registered)";
-    case LOOM_WIRE_STALE_KEY:   return "remote key refused (stale: of an earlier incarnation)";
+    case LOOM_WIRE_STALE_KEY:   return "remote key refused (stale: not of the owner's epoch)";
     default:                    return loom_strerror(loom_wire_to_rc(status));
     }
 }

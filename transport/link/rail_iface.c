@@ -28,30 +28,12 @@ static int loom_rail_config_set(loom_rail_t *rail, uct_iface_config_t *config,
     return LOOM_OK;
 }
 
-/* The kernel's bound on a buffer a socket asks for (net.core.rmem_max or
- * wmem_max), or 0 where it cannot be read (a network namespace may not
- * show it). */
-static unsigned long loom_rail_sysctl(const char *path)
-{
-    unsigned long value = 0;
-    FILE *file = fopen(path, "r");
-
-    if (NULL != file) {
-        if (1 != fscanf(file, "%lu", &value)) {
-            value = 0;
-        }
-        fclose(file);
-    }
-    return value;
-}
-
-/* Fixed socket buffers: the kernel takes what it allows, silently, so the
- * process says it once. */
+/* Fixed socket buffers: the kernel caps what is asked at its bound, then
+ * doubles it, silently, so the process says it once per bound. */
 static int loom_rail_tcp_sockbuf(loom_rail_t *rail, uct_iface_config_t *config, size_t bytes)
 {
-    static const char *const bounds[][2] = {
-        {"/proc/sys/net/core/wmem_max", "net.core.wmem_max"},
-        {"/proc/sys/net/core/rmem_max", "net.core.rmem_max"}};
+    static const char *const bounds[][2] = {{"send", "net.core.wmem_max"},
+                                            {"receive", "net.core.rmem_max"}};
     static bool warned;
     unsigned long bound;
     size_t i;
@@ -62,13 +44,14 @@ static int loom_rail_tcp_sockbuf(loom_rail_t *rail, uct_iface_config_t *config, 
         rc = loom_rail_config_set(rail, config, "RCVBUF", "%lu", bytes);
     }
     for (i = 0; LOOM_OK == rc && !warned && i < sizeof(bounds) / sizeof(bounds[0]); ++i) {
-        bound = loom_rail_sysctl(bounds[i][0]);
+        bound = loom_tcp_buffer_bound(1 == i);
         if (0 != bound && bound < bytes) {
-            loom_log(rail->engine, LOOM_LOG_WARN, "tcp rails: socket buffers of %zu bytes "
-                     "asked, but %s caps them at %lu", bytes, bounds[i][1], bound);
-            warned = true;
+            loom_log(rail->engine, LOOM_LOG_WARN, "tcp rails: %s buffers of %zu bytes asked, "
+                     "but %s caps the request at %lu (the sockets get %lu)", bounds[i][0],
+                     bytes, bounds[i][1], bound, 2 * bound);
         }
     }
+    warned = true;
     return rc;
 }
 

@@ -293,7 +293,7 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
         loom_log(rail->engine, (LOOM_OP_SERVE == op->kind) ? LOOM_LOG_INFO : LOOM_LOG_ERROR,
                  "peer %#llx refused our write of %zu bytes at %#llx: %s",
                  (unsigned long long)peer->name, op->length,
-                 (unsigned long long)op->remote, loom_strerror(rc));
+                 (unsigned long long)op->remote, loom_wire_status_str(loom_from_le32(ack.status)));
     }
     loom_wire_untrack(op);
     loom_rdma_complete(op, rc);
