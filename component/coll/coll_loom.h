@@ -70,10 +70,13 @@ typedef struct mca_coll_loom_stats {
     int64_t trials;     /* calls run to measure (coll_loom_select 1) */
     int64_t chose_loom; /* size classes measured faster through coll loom */
     int64_t chose_next; /* size classes measured faster through the next component */
+    int64_t slot_bytes; /* held in broadcast slots and stages, all communicators */
 } mca_coll_loom_stats_t;
 extern mca_coll_loom_stats_t mca_coll_loom_stats;
 void mca_coll_loom_pvars_register(void);
 void mca_coll_loom_count(int64_t *counter);
+/* counter += delta (a level: the bytes held) */
+void mca_coll_loom_count_add(int64_t *counter, int64_t delta);
 /* CLOCK_MONOTONIC in ns: the waits' spin (coll_loom_call.c) and the
  * measured selection's timings (coll_loom_select.c). */
 int64_t mca_coll_loom_now_ns(void);
@@ -124,6 +127,8 @@ typedef struct mca_coll_loom_forwarding {
  * alike. */
 typedef struct mca_coll_loom_slots {
     size_t   size;          /* bytes every rank's slots hold (0: none told yet) */
+    size_t   window_max;    /* the largest size the calls of the current window needed */
+    unsigned window_calls;  /* calls counted in it (mca_coll_loom_slots_advance) */
     int      root;          /* the rank told */
     int      next;          /* this rank's slot told for the next call */
     mca_coll_loom_slot_t slot[2];

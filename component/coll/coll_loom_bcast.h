@@ -100,12 +100,15 @@ void mca_coll_loom_bcast_slots_settle(mca_coll_loom_module_t *module);
 void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module);
 
 /* A buffer kept from call to call (a slot, the root's stage) at *buf, of
- * *buf_size bytes, registered as *region: replaced when smaller than size
+ * *buf_size bytes, registered as *region: replaced when not of size bytes
  * (its key with it), then registered again for its first bytes (a hit in
  * loom's cache), described in dest (usable 0 when that failed). */
 void mca_coll_loom_kept_register(mca_coll_loom_call_t *call, uint8_t **buf, size_t *buf_size,
                                  loom_region_t **region, size_t size, size_t bytes,
                                  unsigned access, mca_coll_loom_dest_t *dest);
+/* Such a buffer freed (its region deregistered before), counted out of
+ * coll_loom_bcast_slot_bytes. */
+void mca_coll_loom_kept_free(uint8_t **buf, size_t *buf_size);
 /* The root of a slotted call: its data copied into the module's stage,
  * registered, as call->own; own unusable (the call falls back, every rank
  * told) when that could not be done. */

@@ -24,8 +24,10 @@
  * follows from the sizes and roots of the calls before it, which every rank
  * sees alike, so all take the same path without a word.  The slots grow to
  * the next power of two above the largest such call, never above
- * coll_loom_bcast_eager_max; a call that does not fit, or comes from
- * another root, goes the way of any broadcast and renews the slots.
+ * coll_loom_bcast_eager_max, and shrink after every MCA_COLL_LOOM_SLOT_WINDOW
+ * such calls to what the largest of them needed; a call that does not
+ * fit, or comes from another root, goes the way of any broadcast and
+ * renews the slots.
  */
 #include "coll_loom_bcast.h"
 
@@ -38,6 +40,8 @@
 #include <string.h>
 
 #define MCA_COLL_LOOM_SLOT_MIN 4096
+/* Calls after which the slots shrink to what the largest of them needed */
+#define MCA_COLL_LOOM_SLOT_WINDOW 64
 
 static const unsigned mca_coll_loom_slot_access = LOOM_ACCESS_LOCAL_WRITE |
                                                   LOOM_ACCESS_REMOTE_WRITE |
@@ -64,20 +68,31 @@ static unsigned mca_coll_loom_slot_segments(size_t size)
                                                           : (unsigned)segments;
 }
 
-/* The slots' size and root after a call: the same at every rank. */
+/* The slots' size and root after a call: the same at every rank, which
+ * counts the same calls (time would differ from rank to rank).  They grow
+ * at once to what a call needs, and shrink to the largest need of a window
+ * of calls: a phase of large broadcasts leaves no large slots behind. */
 static void mca_coll_loom_slots_advance(mca_coll_loom_slots_t *slots,
                                         const mca_coll_loom_call_t *call)
 {
-    size_t max = (size_t)mca_coll_loom_component.bcast_eager_max, grown = MCA_COLL_LOOM_SLOT_MIN;
+    size_t max = (size_t)mca_coll_loom_component.bcast_eager_max, need = MCA_COLL_LOOM_SLOT_MIN;
 
-    while (grown < call->bytes) {
-        grown <<= 1;
+    while (need < call->bytes) {
+        need <<= 1;
     }
-    if (grown > max) {
-        grown = max;
+    if (need > max) {
+        need = max;
     }
-    if (grown > slots->size) {
-        slots->size = grown;
+    if (need > slots->size) {
+        slots->size = need;
+    }
+    if (need > slots->window_max) {
+        slots->window_max = need;
+    }
+    if (++slots->window_calls >= MCA_COLL_LOOM_SLOT_WINDOW) {
+        slots->size         = slots->window_max;
+        slots->window_max   = 0;
+        slots->window_calls = 0;
     }
     slots->root = call->root;
 }
@@ -159,6 +174,14 @@ static int mca_coll_loom_slot_send(mca_coll_loom_call_t *call, const mca_coll_lo
                               &slots->sending));
 }
 
+void mca_coll_loom_kept_free(uint8_t **buf, size_t *buf_size)
+{
+    mca_coll_loom_count_add(&mca_coll_loom_stats.slot_bytes, -(int64_t)*buf_size);
+    free(*buf);
+    *buf      = NULL;
+    *buf_size = 0;
+}
+
 void mca_coll_loom_kept_register(mca_coll_loom_call_t *call, uint8_t **buf, size_t *buf_size,
                                  loom_region_t **region, size_t size, size_t bytes,
                                  unsigned access, mca_coll_loom_dest_t *dest)
@@ -167,18 +190,17 @@ void mca_coll_loom_kept_register(mca_coll_loom_call_t *call, uint8_t **buf, size
     loom_region_t *old = *region;
     void *grown = NULL;
 
-    if (*buf_size < size) {
-        /* the old buffer's key goes with it */
+    if (*buf_size != size) {
+        /* grown or shrunk: the old buffer's key goes with it */
         if (NULL != old) {
             api->mem_deregister(old);
             old = NULL;
         }
-        free(*buf);
-        *buf      = NULL;
-        *buf_size = 0;
+        mca_coll_loom_kept_free(buf, buf_size);
         if (0 == posix_memalign(&grown, MCA_COLL_LOOM_SLOT_MIN, size)) {
             *buf      = grown;
             *buf_size = size;
+            mca_coll_loom_count_add(&mca_coll_loom_stats.slot_bytes, (int64_t)size);
         }
     }
     /* registered again each time (a hit in loom's cache), so that a key
@@ -367,7 +389,7 @@ void mca_coll_loom_bcast_slots_free(mca_coll_loom_module_t *module)
                 module->api->mem_deregister(slots->slot[i].region);
             }
         }
-        free(slots->slot[i].buf);
+        mca_coll_loom_kept_free(&slots->slot[i].buf, &slots->slot[i].buf_size);
     }
     mca_coll_loom_bcast_stage_free(module);
     free(slots->tickets);

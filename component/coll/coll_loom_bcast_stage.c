@@ -54,9 +54,7 @@ void mca_coll_loom_bcast_stage_free(mca_coll_loom_module_t *module)
         if (NULL != slots->stage_region[i] && NULL != module->api) {
             module->api->mem_deregister(slots->stage_region[i]);
         }
-        free(slots->stage[i]);
-        slots->stage[i]        = NULL;
-        slots->stage_size[i]   = 0;
+        mca_coll_loom_kept_free(&slots->stage[i], &slots->stage_size[i]);
         slots->stage_region[i] = NULL;
     }
 }

@@ -96,8 +96,8 @@ static int mca_coll_loom_register(void)
      * first push (coll_loom_bcast_slot.c) */
     c->bcast_eager_max = 262144;
     mca_coll_loom_param("bcast_eager_max", "Broadcasts of at most this many bytes land in a "
-        "slot each rank keeps per communicator (grown to the largest such broadcast, a power "
-        "of two) and told the root in the call before, so the root pushes at once, from a "
+        "slot each rank keeps per communicator (a power of two, grown to the largest such "
+        "broadcast, shrunk to the largest of the last 64) and told the root in the call before, so the root pushes at once, from a "
         "copy of its data of the same size, and returns, and each rank copies its data out; "
         "larger ones land in the ranks' own buffers after each rank told the root where (0: "
         "never in slots; 0-16777216)", OPAL_INFO_LVL_6,

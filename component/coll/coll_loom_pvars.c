@@ -25,6 +25,12 @@ static void mca_coll_loom_pvar(const char *name, const char *description, int64_
                        mca_coll_loom_pvar_read, counter);
 }
 
+static void mca_coll_loom_pvar_level(const char *name, const char *description, int64_t *level)
+{
+    loom_pvar_register(&mca_coll_loom_component.super.collm_version, name, description,
+                       MCA_BASE_PVAR_CLASS_LEVEL, mca_coll_loom_pvar_read, level);
+}
+
 void mca_coll_loom_pvars_register(void)
 {
     mca_coll_loom_stats_t *s = &mca_coll_loom_stats;
@@ -56,9 +62,18 @@ void mca_coll_loom_pvars_register(void)
     mca_coll_loom_pvar("chose_next", "Size classes of an operation on a communicator left to "
                        "the next component after measuring it faster (or a call through coll "
                        "loom failed)", &s->chose_next);
+    mca_coll_loom_pvar_level("bcast_slot_bytes", "Bytes this process holds in broadcast slots "
+                             "and its copies as a slotted broadcast's root, over all "
+                             "communicators (they follow the largest call of the last "
+                             "64 that could land in them)", &s->slot_bytes);
 }
 
 void mca_coll_loom_count(int64_t *counter)
 {
-    (void)opal_atomic_add_fetch_64(counter, 1); /* calls of several threads */
+    mca_coll_loom_count_add(counter, 1);
+}
+
+void mca_coll_loom_count_add(int64_t *counter, int64_t delta)
+{
+    (void)opal_atomic_add_fetch_64(counter, delta); /* calls of several threads */
 }

@@ -124,6 +124,16 @@ static void datatypes(MPI_Comm comm)
  * to.  The rule is kept here too, to count the slotted calls exactly. */
 static size_t slot_size; /* as every rank computes it */
 static int slot_root = -1;
+static size_t window_max;   /* ... and shrinks it, after every 64 calls that */
+static int window_calls;    /* could land in slots, to the largest of them */
+
+static void slots_reset(void)
+{
+    slot_size    = 0;
+    slot_root    = -1;
+    window_max   = 0;
+    window_calls = 0;
+}
 
 static size_t eager_max(void)
 {
@@ -146,6 +156,12 @@ static int slotted(size_t bytes, int root)
     }
     grown = (grown > eager_max()) ? eager_max() : grown;
     slot_size = (grown > slot_size) ? grown : slot_size;
+    window_max = (grown > window_max) ? grown : window_max;
+    if (64 == ++window_calls) {
+        slot_size    = window_max;
+        window_max   = 0;
+        window_calls = 0;
+    }
     slot_root = root;
     return is;
 }
@@ -217,8 +233,7 @@ static void slots(void)
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    slot_size = 0;
-    slot_root = -1;
+    slots_reset();
     /* growing, then fitting; the same root, then another, then back */
     for (i = 0; i < 28; ++i) {
         root = (i < 14) ? 0 : (i < 21) ? size - 1 : 0;
@@ -277,8 +292,7 @@ static void slots(void)
     /* made again (Open MPI gives it the freed one's context id): nothing of
      * the freed communicator's slots reaches the new one's */
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
-    slot_size = 0;
-    slot_root = -1;
+    slots_reset();
     for (i = 0; i < 3; ++i) {
         expected += slotted(65536, 0);
         bcast_bytes(comm, 65536, 0, 950u + (unsigned)i, "slots: 64 KiB on a communicator "
@@ -293,6 +307,58 @@ static void slots(void)
     if (loom_pvar_counter("coll_loom_bcast_slots") - before != expected) {
         loom_fail("slots: %llu broadcasts landed in slots, expected %llu",
                   loom_pvar_counter("coll_loom_bcast_slots") - before, expected);
+    }
+}
+
+/* The bytes this process holds in slots and the root's copies
+ * (coll_loom_bcast_slot_bytes), against what it held at base. */
+static long long slot_bytes_since(unsigned long long base)
+{
+    return (long long)(loom_pvar_counter("coll_loom_bcast_slot_bytes") - base);
+}
+
+/* Slots follow the calls: 256 KiB broadcasts grow every rank's two slots
+ * (the root's two copies) to 256 KiB; after two windows of 64 calls of
+ * 64 KiB they hold 64 KiB each, every call still slotted and every byte
+ * checked; freeing the communicator frees them. */
+static void slots_shrink(void)
+{
+    unsigned long long base = loom_pvar_counter("coll_loom_bcast_slot_bytes");
+    unsigned long long landed = loom_pvar_counter("coll_loom_bcast_slots"), expected = 0;
+    long long held;
+    char what[96];
+    MPI_Comm comm;
+    int i;
+
+    if (eager_max() < 262144) {
+        return;
+    }
+    LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    slots_reset();
+    for (i = 0; i < 4; ++i) {
+        expected += (unsigned long long)slotted(262144, 0);
+        bcast_bytes(comm, 262144, 0, 1000u + (unsigned)i, "slots shrink: 256 KiB");
+    }
+    if ((held = slot_bytes_since(base)) != 2 * 262144) {
+        loom_fail("slots shrink: %lld bytes held after broadcasts of 256 KiB, expected %d",
+                  held, 2 * 262144);
+    }
+    for (i = 0; i < 3 * 64 - 4; ++i) {
+        snprintf(what, sizeof(what), "slots shrink: 64 KiB, call %d", i + 5);
+        expected += (unsigned long long)slotted(65536, 0);
+        bcast_bytes(comm, 65536, 0, 1100u + (unsigned)i, what);
+    }
+    if ((held = slot_bytes_since(base)) != 2 * 65536) {
+        loom_fail("slots shrink: %lld bytes held after two windows of 64 KiB, expected %d",
+                  held, 2 * 65536);
+    }
+    if (loom_pvar_counter("coll_loom_bcast_slots") - landed != expected) {
+        loom_fail("slots shrink: %llu broadcasts landed in slots, expected %llu",
+                  loom_pvar_counter("coll_loom_bcast_slots") - landed, expected);
+    }
+    MPI_Comm_free(&comm);
+    if ((held = slot_bytes_since(base)) != 0) {
+        loom_fail("slots shrink: %lld bytes still held after MPI_Comm_free", held);
     }
 }
 
@@ -572,6 +638,7 @@ int main(int argc, char **argv)
     datatypes(MPI_COMM_WORLD);
     if (expect_loom) {
         slots();
+        slots_shrink();
     }
     LOOM_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     sweep(dup, "dup");
