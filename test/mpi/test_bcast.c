@@ -124,8 +124,11 @@ static void datatypes(MPI_Comm comm)
  * to.  The rule is kept here too, to count the slotted calls exactly. */
 static size_t slot_size; /* as every rank computes it */
 static int slot_root = -1;
-static size_t window_max;   /* ... and shrinks it, after every 64 calls that */
-static int window_calls;    /* could land in slots, to the largest of them */
+/* ... and shrinks it, after every SLOT_WINDOW calls that could land in
+ * slots, to the largest of them (MCA_COLL_LOOM_SLOT_WINDOW) */
+#define SLOT_WINDOW 64
+static size_t window_max;
+static int window_calls;
 
 static void slots_reset(void)
 {
@@ -157,7 +160,7 @@ static int slotted(size_t bytes, int root)
     grown = (grown > eager_max()) ? eager_max() : grown;
     slot_size = (grown > slot_size) ? grown : slot_size;
     window_max = (grown > window_max) ? grown : window_max;
-    if (64 == ++window_calls) {
+    if (SLOT_WINDOW == ++window_calls) {
         slot_size    = window_max;
         window_max   = 0;
         window_calls = 0;
@@ -318,7 +321,7 @@ static long long slot_bytes_since(unsigned long long base)
 }
 
 /* Slots follow the calls: 256 KiB broadcasts grow every rank's two slots
- * (the root's two copies) to 256 KiB; after two windows of 64 calls of
+ * (the root's two copies) to 256 KiB; after two windows of calls of
  * 64 KiB they hold 64 KiB each, every call still slotted and every byte
  * checked; freeing the communicator frees them. */
 static void slots_shrink(void)
@@ -343,7 +346,7 @@ static void slots_shrink(void)
         loom_fail("slots shrink: %lld bytes held after broadcasts of 256 KiB, expected %d",
                   held, 2 * 262144);
     }
-    for (i = 0; i < 3 * 64 - 4; ++i) {
+    for (i = 0; i < 3 * SLOT_WINDOW - 4; ++i) {
         snprintf(what, sizeof(what), "slots shrink: 64 KiB, call %d", i + 5);
         expected += (unsigned long long)slotted(65536, 0);
         bcast_bytes(comm, 65536, 0, 1100u + (unsigned)i, what);

@@ -32,8 +32,11 @@ static int loom_rail_config_set(loom_rail_t *rail, uct_iface_config_t *config,
  * doubles it, silently, so the process says it once per bound. */
 static int loom_rail_tcp_sockbuf(loom_rail_t *rail, uct_iface_config_t *config, size_t bytes)
 {
-    static const char *const bounds[][2] = {{"send", "net.core.wmem_max"},
-                                            {"receive", "net.core.rmem_max"}};
+    static const struct {
+        bool        receive;
+        const char *what;
+        const char *sysctl;
+    } bounds[] = {{false, "send", "net.core.wmem_max"}, {true, "receive", "net.core.rmem_max"}};
     static bool warned;
     unsigned long bound;
     size_t i;
@@ -44,11 +47,11 @@ static int loom_rail_tcp_sockbuf(loom_rail_t *rail, uct_iface_config_t *config, 
         rc = loom_rail_config_set(rail, config, "RCVBUF", "%lu", bytes);
     }
     for (i = 0; LOOM_OK == rc && !warned && i < sizeof(bounds) / sizeof(bounds[0]); ++i) {
-        bound = loom_tcp_buffer_bound(1 == i);
+        bound = loom_tcp_buffer_bound(bounds[i].receive);
         if (0 != bound && bound < bytes) {
             loom_log(rail->engine, LOOM_LOG_WARN, "tcp rails: %s buffers of %zu bytes asked, "
-                     "but %s caps the request at %lu (the sockets get %lu)", bounds[i][0],
-                     bytes, bounds[i][1], bound, 2 * bound);
+                     "but %s caps the request at %lu (the sockets get %lu)", bounds[i].what,
+                     bytes, bounds[i].sysctl, bound, 2 * bound);
         }
     }
     warned = true;

@@ -269,6 +269,7 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
     loom_wire_put_ack_t ack;
     loom_peer_t *peer;
     loom_op_t *op;
+    uint32_t status;
     int rc;
 
     (void)flags;
@@ -287,13 +288,14 @@ ucs_status_t loom_put_ack_recv(void *arg, void *data, size_t length, unsigned fl
                  (unsigned long long)loom_from_le64(ack.write_id));
         return UCS_OK;
     }
-    rc = loom_wire_to_rc(loom_from_le32(ack.status));
+    status = loom_from_le32(ack.status);
+    rc     = loom_wire_to_rc(status);
     if (LOOM_OK != rc) {
         /* a push's requester decides what its refusal means, and knows it */
         loom_log(rail->engine, (LOOM_OP_SERVE == op->kind) ? LOOM_LOG_INFO : LOOM_LOG_ERROR,
                  "peer %#llx refused our write of %zu bytes at %#llx: %s",
                  (unsigned long long)peer->name, op->length,
-                 (unsigned long long)op->remote, loom_wire_status_str(loom_from_le32(ack.status)));
+                 (unsigned long long)op->remote, loom_wire_status_str(status));
     }
     loom_wire_untrack(op);
     loom_rdma_complete(op, rc);
